@@ -1,0 +1,32 @@
+# Shared compile options and the one way every library of the project is declared.
+
+add_library(fabricsim_options INTERFACE)
+target_compile_options(fabricsim_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
+if(FABRICSIM_WERROR)
+  target_compile_options(fabricsim_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+if(FABRICSIM_SANITIZE)
+  target_compile_options(fabricsim_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer>)
+  target_link_options(fabricsim_options INTERFACE -fsanitize=address,undefined)
+endif()
+target_include_directories(fabricsim_options INTERFACE ${PROJECT_SOURCE_DIR})
+
+# The unit tests of every library are collected here and built into one test program.
+set_property(GLOBAL PROPERTY FABRICSIM_TEST_SOURCES "")
+
+# fabricsim_library(<name> DEPS <targets...>)
+# Builds every *.cpp in the calling folder except *_test.cpp into library fabricsim_<name>;
+# the *_test.cpp files go into the shared test program.
+function(fabricsim_library name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
+  if(tests)
+    list(REMOVE_ITEM sources ${tests})
+  endif()
+  add_library(fabricsim_${name} STATIC ${sources})
+  target_link_libraries(fabricsim_${name} PUBLIC fabricsim_options ${ARG_DEPS})
+  set_property(GLOBAL APPEND PROPERTY FABRICSIM_TEST_SOURCES ${tests})
+endfunction()

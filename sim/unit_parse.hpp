@@ -1,0 +1,35 @@
+#pragma once
+// The one parser for quantities written with units ("400 Gbps", "50 GB/s", "1.5 us", "64 MiB",
+// "8G"). Every config reader and CLI flag goes through these functions. A bad string throws
+// UnitError whose message says what was expected; callers add the file and JSON path.
+//
+// Conventions: a lower-case `b` is a bit and an upper-case `B` a byte; SI prefixes are decimal
+// (1 GB = 1e9 B); `KiB`/`MiB`/`GiB`/`TiB` are binary; a bare `K`/`M`/`G`/`T` after a byte count
+// is binary too, as in nccl-tests (`-e 8G` is 8 GiB). A size without a unit is bytes; every other
+// quantity needs its unit.
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "sim/units.hpp"
+
+namespace fabricsim::sim {
+
+class UnitError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+Time parse_time(std::string_view text);
+Bytes parse_bytes(std::string_view text);
+Bandwidth parse_bandwidth(std::string_view text);
+FlopRate parse_flop_rate(std::string_view text);
+Flops parse_flops(std::string_view text);
+
+/// Human-readable forms used in tables: "1.50 us", "64 MiB", "400.0 GB/s".
+std::string format_time(Time t);
+std::string format_bytes(Bytes b);
+std::string format_bandwidth(Bandwidth bw);
+
+}  // namespace fabricsim::sim

@@ -1,0 +1,113 @@
+#include "topologies/gpu_spec.hpp"
+
+#include <array>
+
+namespace fabricsim::topologies {
+
+std::string_view to_string(GpuGeneration g) {
+  switch (g) {
+    case GpuGeneration::volta:
+      return "Volta";
+    case GpuGeneration::ampere:
+      return "Ampere";
+    case GpuGeneration::hopper:
+      return "Hopper";
+    case GpuGeneration::blackwell:
+      return "Blackwell";
+  }
+  return "?";
+}
+
+namespace {
+constexpr std::array<std::string_view, 6> kPrecisionNames{"bf16",  "fp16",  "fp8",
+                                                          "mxfp8", "nvfp4", "tf32"};
+}
+
+std::string_view to_string(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
+
+bool parse_precision(std::string_view text, Precision& out) {
+  for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
+    if (kPrecisionNames[i] == text) {
+      out = static_cast<Precision>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+double GpuSpec::peak_tflops(Precision p) const {
+  const bool blackwell_or_later = generation == GpuGeneration::blackwell;
+  switch (p) {
+    case Precision::bf16:
+      return bf16_tflops;
+    case Precision::fp16:
+      return fp16_tflops;
+    case Precision::fp8:
+      return fp8_tflops;
+    case Precision::mxfp8:
+      return blackwell_or_later ? fp8_tflops : 0.0;
+    case Precision::nvfp4:
+      return blackwell_or_later ? fp4_tflops : 0.0;
+    case Precision::tf32:
+      return tf32_tflops;
+  }
+  return 0.0;
+}
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  // SM counts are not in hardware.json; they come from NVIDIA's architecture whitepapers (A100:
+  // 108 SMs; H100 SXM5: 132 SMs, as the H200 and H800 that share the GH100 configuration; the
+  // H200 count was also read as 132 by PyTorch on an H200 of this workplace) and the Blackwell
+  // product pages (B200/GB200: 148 SMs; B300/GB300: 160 SMs).
+  static const std::vector<GpuSpec> catalog = {
+      {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
+       1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional."},
+      {"A100-80GB-SXM4", "A100-80GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 80,
+       2.039, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "Same compute as the 40 GB part."},
+      {"H100-SXM5", "H100-SXM5", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
+       3.35, 700, 18, 25, "H100-DS-COPY, GK-H100, HC34-NVSWITCH, KARVAI",
+       "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips."},
+      {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141,
+       4.8, 700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100."},
+      {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
+       3.35, 700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
+       "hardware.json gives no H800 FLOP figures but describes its low-precision compute as the "
+       "H100's, so the H100 SXM5 peaks and TDP are used. NVLink limited to 400 GB/s "
+       "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived)."},
+      {"B200", "B200 (HGX/DGX, 1000 W)", GpuGeneration::blackwell, 148, 2250, 2250, 4500, 9000,
+       1100, 180, 8.0, 1000, 18, 50,
+       "GK-B200, DGXB200-UG, DGXB200-SUMMARY, VULTR-B200, HMC-GB200, RILLOR, GB200-RA-NET",
+       "NVLink5: 18 links x 100 GB/s bidirectional."},
+      {"GB200", "GB200 (per GPU, 1200 W config)", GpuGeneration::blackwell, 148, 2500, 2500, 5000,
+       10000, 1250, 186, 8.0, 1200, 18, 50,
+       "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", ""},
+      {"B300", "B300 (HGX/DGX, Blackwell Ultra)", GpuGeneration::blackwell, 160, 2250, 2250, 4500,
+       13125, 1125, 288, 8.0, 1100, 18, 50, "GK-B300, VERDA-GB300, AIWIKI-DGXB300, RILLOR",
+       "FP4 dense 13.1 PF per GK-B300 (Verda: 14 PF)."},
+      {"GB300", "GB300 (per GPU)", GpuGeneration::blackwell, 160, 2500, 2500, 5000, 15000, 1250,
+       288, 8.0, 1400, 18, 50, "VERDA-GB300, GK-B300, VENDORDEEP-GB300, EPIUM-MS", ""},
+      {"Rubin", "Rubin (Vera Rubin NVL72/NVL144)", GpuGeneration::blackwell, 0, 8750, 8750, 17500,
+       35000, 0, 288, 22, 1800, 18, 100,
+       "VR-CES-RELAY, VR-HYPERAI, VR-MIRRORFROG, RUBIN-RA-COMP",
+       "ANNOUNCED FIGURES, not measured products. NVFP4 training 35 PF = 2.5 EF / 72 (derived); "
+       "FP8 17.5 PF = DGX Rubin NVL8 140 PF / 8 (derived, RUBIN-RA-COMP); BF16 has no published "
+       "figure and is taken as half of FP8 (assumption, as on every earlier generation). 22 TB/s "
+       "and ~1.8 kW are third-party. NVLink6 3.6 TB/s bidirectional per GPU; the link count is "
+       "not published, modelled as 18 links x 200 GB/s bidirectional. SM count unknown."},
+      {"H100-PCIe", "H100 PCIe", GpuGeneration::hopper, 114, 756, 756, 1513, 0, 378, 80, 2.0, 350,
+       0, 0, "NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column)",
+       "Not in hardware.json: the datasheet's sparse figures halved (BF16 1,513 -> 756 dense), "
+       "80 GB HBM2e at 2.0 TB/s, 300-350 W, 114 SMs (H100 whitepaper). Used by "
+       "generic-h100-pcie-eth; no NVLink bridges are modelled."},
+  };
+  return catalog;
+}
+
+const GpuSpec* find_gpu(std::string_view id) {
+  for (const GpuSpec& g : gpu_catalog()) {
+    if (g.id == id) return &g;
+  }
+  return nullptr;
+}
+
+}  // namespace fabricsim::topologies

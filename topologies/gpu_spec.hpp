@@ -1,0 +1,49 @@
+#pragma once
+// Datasheet facts of the GPUs the system presets use. Every number carries the source keys of
+// ../shared/reference/hardware.json (or, where that file has no figure, a named public source).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabricsim::topologies {
+
+/// Matches the generation rows of NCCL's tuning tables.
+enum class GpuGeneration { volta, ampere, hopper, blackwell };
+std::string_view to_string(GpuGeneration g);
+
+/// Math precisions a training scenario may ask for.
+enum class Precision { bf16, fp16, fp8, mxfp8, nvfp4, tf32 };
+std::string_view to_string(Precision p);
+bool parse_precision(std::string_view text, Precision& out);
+
+struct GpuSpec {
+  std::string id;    ///< key used by presets and calibration profiles, e.g. "H100-SXM5"
+  std::string name;  ///< as in hardware.json
+  GpuGeneration generation = GpuGeneration::hopper;
+  int sm_count = 0;  ///< streaming multiprocessors (0 = unknown)
+  // Dense tensor-core peaks in TFLOP/s; 0 = not supported or not published.
+  double bf16_tflops = 0;
+  double fp16_tflops = 0;
+  double fp8_tflops = 0;
+  double fp4_tflops = 0;
+  double tf32_tflops = 0;
+  double hbm_gb = 0;        ///< memory capacity, GB (1e9 bytes)
+  double hbm_tb_per_s = 0;  ///< memory bandwidth, TB/s
+  double tdp_w = 0;
+  int nvlink_links = 0;
+  double nvlink_link_gb_per_s = 0;  ///< one link, one direction
+  std::string sources;  ///< hardware.json source keys
+  std::string notes;
+
+  /// Dense peak for a precision; 0 when the GPU has none. mxfp8 runs at the fp8 rate and nvfp4 at
+  /// the fp4 rate on the GPUs that support them (Blackwell).
+  double peak_tflops(Precision p) const;
+};
+
+const std::vector<GpuSpec>& gpu_catalog();
+/// The spec with this id; nullptr when unknown.
+const GpuSpec* find_gpu(std::string_view id);
+
+}  // namespace fabricsim::topologies

@@ -1,0 +1,306 @@
+#include "topologies/router.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+namespace fabricsim::topologies {
+namespace {
+
+uint64_t mix(uint64_t x) {
+  // splitmix64 finalizer: a fixed, platform-independent hash.
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::string_view to_string(RoutingStrategy s) {
+  switch (s) {
+    case RoutingStrategy::ecmp:
+      return "ecmp";
+    case RoutingStrategy::spray:
+      return "spray";
+    case RoutingStrategy::rail_aware:
+      return "rail_aware";
+    case RoutingStrategy::shortest:
+      return "shortest";
+  }
+  return "?";
+}
+
+bool parse_routing_strategy(std::string_view text, RoutingStrategy& out) {
+  for (RoutingStrategy s : {RoutingStrategy::ecmp, RoutingStrategy::spray,
+                            RoutingStrategy::rail_aware, RoutingStrategy::shortest}) {
+    if (to_string(s) == text) {
+      out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Collects link shares (merging repeats) and the byte-weighted latency of a route.
+struct Router::Accumulator {
+  std::vector<sim::LinkShare> shares;
+  std::unordered_map<LinkId, size_t> index;
+  double latency_ps = 0;
+
+  void add(const Topology& t, LinkId link, double fraction) {
+    const auto [it, inserted] = index.emplace(link, shares.size());
+    if (inserted) {
+      shares.push_back({link, fraction});
+    } else {
+      shares[it->second].fraction += fraction;
+    }
+    latency_ps += fraction * static_cast<double>(t.link(link).latency.ps());
+  }
+};
+
+Router::Router(const Topology& topology, RoutingStrategy strategy, uint64_t seed)
+    : topology_(topology), strategy_(strategy), seed_(seed) {
+  for (size_t r = 0; r < topology.gpu_count(); ++r) {
+    const NodeId nic = topology.gpu_nic(r);
+    if (nic != kNoNode) nic_owner_.emplace(nic, static_cast<uint32_t>(r));
+  }
+}
+
+bool Router::same_domain(uint32_t a, uint32_t b) const {
+  return topology_.domain_of_rank(a) == topology_.domain_of_rank(b);
+}
+
+uint32_t Router::nic_owner(NodeId nic) const {
+  const auto it = nic_owner_.find(nic);
+  return it == nic_owner_.end() ? UINT32_MAX : it->second;
+}
+
+const sim::Route& Router::route(uint32_t src, uint32_t dst) {
+  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(key, compute(src, dst, -1)).first->second;
+}
+
+const sim::Route& Router::route_via_rail(uint32_t src, uint32_t dst, int rail) {
+  // Rail-forced routes live in the same cache under a key with the rail in the top bits.
+  const uint64_t key = (static_cast<uint64_t>(rail + 1) << 58) ^
+                       (static_cast<uint64_t>(src) << 29) ^ static_cast<uint64_t>(dst);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(key, compute(src, dst, rail)).first->second;
+}
+
+sim::Route Router::to_domain_switch(uint32_t rank) const {
+  Accumulator acc;
+  const NodeId g = topology_.gpu(rank);
+  double total = 0;
+  for (LinkId l : topology_.out_links(g)) {
+    if (topology_.link(l).kind == LinkKind::nvlink) total += topology_.link(l).bandwidth.bytes_per_s();
+  }
+  for (LinkId l : topology_.out_links(g)) {
+    const Link& link = topology_.link(l);
+    if (link.kind == LinkKind::nvlink) acc.add(topology_, l, link.bandwidth.bytes_per_s() / total);
+  }
+  return sim::Route{std::move(acc.shares), sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
+}
+
+sim::Route Router::from_domain_switch(uint32_t rank) const {
+  const sim::Route up = to_domain_switch(rank);
+  sim::Route down;
+  down.latency = up.latency;
+  for (const sim::LinkShare& s : up.links) {
+    const Link& l = topology_.link(s.link);
+    down.links.push_back({topology_.link_between(l.dst, l.src), s.fraction});
+  }
+  return down;
+}
+
+bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
+                    double fraction, Accumulator& acc) const {
+  const Topology& t = topology_;
+  using Frontier = std::vector<std::pair<NodeId, double>>;
+  auto step = [&](const Frontier& from, auto accept) {
+    Frontier next;
+    for (const auto& [x, f] : from) {
+      double total = 0;
+      std::vector<LinkId> options;
+      for (LinkId l : t.out_links(x)) {
+        const Link& link = t.link(l);
+        if (link.kind == kind && accept(x, link.dst)) {
+          options.push_back(l);
+          total += link.bandwidth.bytes_per_s();
+        }
+      }
+      if (options.empty()) return Frontier{};
+      if (spray) {
+        for (LinkId l : options) {
+          const double share = f * t.link(l).bandwidth.bytes_per_s() / total;
+          acc.add(t, l, share);
+          next.emplace_back(t.link(l).dst, share);
+        }
+      } else {
+        const LinkId l = options[mix(hash ^ (static_cast<uint64_t>(x) << 1)) % options.size()];
+        acc.add(t, l, f);
+        next.emplace_back(t.link(l).dst, f);
+      }
+    }
+    // Merge repeated nodes so the frontier stays small.
+    std::sort(next.begin(), next.end());
+    Frontier merged;
+    for (const auto& [n, f] : next) {
+      if (!merged.empty() && merged.back().first == n) {
+        merged.back().second += f;
+      } else {
+        merged.emplace_back(n, f);
+      }
+    }
+    return merged;
+  };
+
+  // Destination's first-tier switches and the representative one for pod comparison.
+  NodeId dst_switch = kNoNode;
+  for (LinkId l : t.out_links(dst)) {
+    const Link& link = t.link(l);
+    if (link.kind == kind && t.node(link.dst).tier >= 1) {
+      dst_switch = link.dst;
+      break;
+    }
+  }
+  if (dst_switch == kNoNode) return false;
+  Frontier frontier =
+      step(Frontier{{src, fraction}}, [&](NodeId, NodeId n) { return t.node(n).tier >= 1; });
+  if (frontier.empty()) return false;
+  const Node& a = t.node(frontier.front().first);
+  const Node& d = t.node(dst_switch);
+  if (a.pods.empty() || d.pods.empty()) return false;
+  size_t common = 0;
+  while (common < a.pods.size() && common < d.pods.size() && a.pods[common] != d.pods[common]) {
+    ++common;
+  }
+  if (common >= a.pods.size() || common >= d.pods.size()) return false;
+  // Up `common` tiers: every up-link stays inside the enclosing pod of a Clos.
+  for (size_t s = 0; s < common; ++s) {
+    frontier = step(frontier, [&](NodeId x, NodeId n) { return t.node(n).tier == t.node(x).tier + 1; });
+    if (frontier.empty()) return false;
+  }
+  // Down to the destination's level-1 pod: one neighbour per child pod in a Clos.
+  for (size_t s = 0; s < common; ++s) {
+    frontier = step(frontier, [&](NodeId x, NodeId n) {
+      const Node& y = t.node(n);
+      const size_t level = static_cast<size_t>(y.tier) - 1;
+      return y.tier + 1 == t.node(x).tier && y.tier >= 1 && level < y.pods.size() &&
+             y.pods[level] == d.pods[level];
+    });
+    if (frontier.empty()) return false;
+  }
+  // Last hop into the destination; spraying across several first-tier chips is already split.
+  const bool saved = spray;
+  spray = true;  // a single option per switch here
+  frontier = step(frontier, [&](NodeId, NodeId n) { return n == dst; });
+  spray = saved;
+  return !frontier.empty();
+}
+
+bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
+  const Topology& t = topology_;
+  std::vector<LinkId> parent(t.node_count(), UINT32_MAX);
+  std::vector<char> seen(t.node_count(), 0);
+  std::deque<NodeId> queue{src};
+  seen[src] = 1;
+  while (!queue.empty() && !seen[dst]) {
+    const NodeId u = queue.front();
+    queue.pop_front();
+    for (LinkId l : t.out_links(u)) {
+      const NodeId v = t.link(l).dst;
+      if (seen[v]) continue;
+      // GPUs do not forward traffic (that would be PXN, a strategy of its own).
+      if (v != dst && t.node(v).kind == NodeKind::gpu) continue;
+      seen[v] = 1;
+      parent[v] = l;
+      queue.push_back(v);
+    }
+  }
+  if (!seen[dst]) return false;
+  std::vector<LinkId> path;
+  for (NodeId v = dst; v != src; v = t.link(parent[v]).src) path.push_back(parent[v]);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) acc.add(t, *it, 1.0);
+  return true;
+}
+
+sim::Route Router::compute(uint32_t src, uint32_t dst, int forced_rail) {
+  const Topology& t = topology_;
+  Accumulator acc;
+  if (src == dst) return {};
+  const NodeId gs = t.gpu(src);
+  const NodeId gd = t.gpu(dst);
+  auto fail = [&] {
+    throw std::runtime_error(fmt::format("no route from {} to {} ({} routing)", t.node(gs).name,
+                                         t.node(gd).name, to_string(strategy_)));
+  };
+  auto finish = [&] {
+    return sim::Route{std::move(acc.shares),
+                      sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps + 0.5))};
+  };
+  if (strategy_ == RoutingStrategy::shortest) {
+    if (!shortest_path(gs, gd, acc)) fail();
+    return finish();
+  }
+  bool has_nvlink = false;
+  for (LinkId l : t.out_links(gs)) has_nvlink |= t.link(l).kind == LinkKind::nvlink;
+  const LinkKind up_kind = has_nvlink ? LinkKind::nvlink : LinkKind::pcie;
+  auto scale_up = [&](NodeId a, NodeId b) {
+    if (a == b) return;
+    if (!updown(a, b, up_kind, up_kind == LinkKind::nvlink, 0, 1.0, acc) &&
+        !shortest_path(a, b, acc)) {
+      fail();
+    }
+  };
+  if (same_domain(src, dst)) {
+    scale_up(gs, gd);
+    return finish();
+  }
+  NodeId nic_src = t.gpu_nic(src);
+  NodeId nic_dst = t.gpu_nic(dst);
+  if (nic_src == kNoNode || nic_dst == kNoNode) fail();
+  const int dst_server = t.node(gd).server;
+  if (forced_rail >= 0) {
+    for (NodeId n : t.server_nics(dst_server)) {
+      if (t.node(n).rail == forced_rail) nic_dst = n;
+    }
+  }
+  NodeId sender = gs;
+  const bool cross_plane = t.node(nic_src).plane != t.node(nic_dst).plane;
+  if (strategy_ == RoutingStrategy::rail_aware || forced_rail >= 0 || cross_plane) {
+    // Move to the GPU whose NIC is on the destination NIC's rail (and plane) first.
+    const Node& want = t.node(nic_dst);
+    for (NodeId n : t.server_nics(t.node(gs).server)) {
+      const Node& candidate = t.node(n);
+      if (candidate.plane == want.plane && (want.rail < 0 || candidate.rail == want.rail)) {
+        nic_src = n;
+        break;
+      }
+    }
+    const uint32_t owner = nic_owner(nic_src);
+    if (owner != UINT32_MAX && owner != src) {
+      scale_up(gs, t.gpu(owner));
+      sender = t.gpu(owner);
+    }
+  }
+  const uint64_t hash = mix(seed_ ^ mix((static_cast<uint64_t>(nic_src) << 32) | nic_dst));
+  if (!updown(sender, nic_src, LinkKind::pcie, false, hash, 1.0, acc)) fail();
+  if (!updown(nic_src, nic_dst, LinkKind::network, strategy_ == RoutingStrategy::spray, hash, 1.0,
+              acc)) {
+    fail();
+  }
+  const uint32_t receiver = nic_owner(nic_dst);
+  const NodeId landing = receiver == UINT32_MAX ? gd : t.gpu(receiver);
+  if (!updown(nic_dst, landing, LinkKind::pcie, false, hash, 1.0, acc)) fail();
+  scale_up(landing, gd);
+  return finish();
+}
+
+}  // namespace fabricsim::topologies

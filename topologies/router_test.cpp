@@ -1,0 +1,114 @@
+#include "topologies/router.hpp"
+
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "topologies/cluster_spec.hpp"
+#include "topologies/system_presets.hpp"
+
+using namespace fabricsim::topologies;
+
+namespace {
+
+Topology preset(const char* name, int gpus) { return build_cluster(find_system(name)->make(gpus)); }
+
+std::vector<std::string> hop_names(const Topology& t, const fabricsim::sim::Route& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.links) {
+    out.push_back(t.node(t.link(s.link).src).name + ">" + t.node(t.link(s.link).dst).name);
+  }
+  return out;
+}
+
+int count_kind(const Topology& t, const fabricsim::sim::Route& r, NodeKind kind, int tier) {
+  int n = 0;
+  for (const auto& s : r.links) {
+    const Node& dst = t.node(t.link(s.link).dst);
+    if (dst.kind == kind && dst.tier == tier) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("NVLink traffic is sprayed over the NVSwitch chips by lanes", "[routing]") {
+  const Topology t = preset("dgx-h100", 8);
+  Router router(t, RoutingStrategy::ecmp);
+  const auto& r = router.route(0, 1);
+  REQUIRE(r.links.size() == 8);  // 4 chips up, 4 chips down
+  double up = 0;
+  for (const auto& s : r.links) {
+    if (t.link(s.link).src == t.gpu(0)) up += s.fraction;
+  }
+  CHECK(up == Approx(1.0));
+  CHECK(r.links[0].fraction == Approx(5.0 / 18));
+}
+
+TEST_CASE("same-rail traffic stays on its leaf; cross-rail goes up unless rail-aware",
+          "[routing]") {
+  const Topology t = preset("dgx-h100", 16);
+  Router ecmp(t, RoutingStrategy::ecmp);
+  const auto& same_rail = ecmp.route(0, 8);  // GPU 0 of node 0 -> GPU 0 of node 1
+  CHECK(count_kind(t, same_rail, NodeKind::switch_, 2) == 0);
+  CHECK(count_kind(t, same_rail, NodeKind::switch_, 1) == 1);
+  const auto& cross_rail = ecmp.route(0, 9);
+  CHECK(count_kind(t, cross_rail, NodeKind::switch_, 2) == 1);
+  Router rail(t, RoutingStrategy::rail_aware);
+  const auto& pxn = rail.route(0, 9);
+  CHECK(count_kind(t, pxn, NodeKind::switch_, 2) == 0);
+  // PXN: the data crosses NVLink to GPU 1 first.
+  CHECK(count_kind(t, pxn, NodeKind::nvswitch, 1) == 4);
+}
+
+TEST_CASE("every route conserves the flow at each node", "[routing][invariant]") {
+  // For each intermediate node, bytes in = bytes out; the source emits 1, the sink takes 1.
+  for (const char* system : {"dgx-h100", "gb200-nvl72", "dgx-h800", "meta-h100-roce",
+                             "generic-h100-pcie-eth"}) {
+    const Topology t = preset(system, 576);
+    for (RoutingStrategy strategy : {RoutingStrategy::ecmp, RoutingStrategy::spray,
+                                     RoutingStrategy::rail_aware, RoutingStrategy::shortest}) {
+      Router router(t, strategy, 3);
+      for (uint32_t dst : {1u, 9u, 100u, 301u, 575u}) {
+        INFO(system << " " << to_string(strategy) << " 0 -> " << dst);
+        const auto& r = router.route(0, dst);
+        std::vector<double> net(t.node_count(), 0.0);
+        for (const auto& s : r.links) {
+          net[t.link(s.link).src] -= s.fraction;
+          net[t.link(s.link).dst] += s.fraction;
+        }
+        for (size_t n = 0; n < t.node_count(); ++n) {
+          const double expect = n == t.gpu(0) ? -1.0 : n == t.gpu(dst) ? 1.0 : 0.0;
+          CHECK(net[n] == Approx(expect).margin(1e-9));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("multi-plane fabrics forward across planes over NVLink", "[routing]") {
+  const Topology t = preset("dgx-h800", 16);
+  Router router(t, RoutingStrategy::ecmp);
+  const auto& r = router.route(0, 9);  // plane 0 -> plane 1
+  CHECK(count_kind(t, r, NodeKind::nvswitch, 1) == 4);
+  CHECK(count_kind(t, r, NodeKind::switch_, 2) == 0);
+}
+
+TEST_CASE("routes are deterministic and the seed changes ECMP choices", "[routing]") {
+  const Topology t = preset("dgx-h100", 4096);
+  Router a(t, RoutingStrategy::ecmp, 1);
+  Router b(t, RoutingStrategy::ecmp, 1);
+  CHECK(hop_names(t, a.route(0, 4000)) == hop_names(t, b.route(0, 4000)));
+  int differ = 0;
+  for (uint32_t d = 1000; d < 1100; ++d) {
+    Router c(t, RoutingStrategy::ecmp, 99);
+    if (hop_names(t, a.route(3, d)) != hop_names(t, c.route(3, d))) ++differ;
+  }
+  CHECK(differ > 50);
+}
+
+TEST_CASE("PCIe-only servers route GPU to GPU through the host bridge", "[routing]") {
+  const Topology t = preset("generic-h100-pcie-eth", 8);
+  Router router(t, RoutingStrategy::ecmp);
+  CHECK(router.route(0, 1).links.size() == 2);  // same PCIe switch
+  CHECK(router.route(0, 7).links.size() == 4);  // via the host
+}
