@@ -73,6 +73,15 @@ bool Router::same_domain(uint32_t a, uint32_t b) const {
   return topology_.domain_of_rank(a) == topology_.domain_of_rank(b);
 }
 
+bool Router::shares_pcie_switch(NodeId gpu, NodeId nic) const {
+  for (LinkId l : topology_.out_links(gpu)) {
+    const Link& up = topology_.link(l);
+    if (up.kind != LinkKind::pcie) continue;
+    if (topology_.link_between(up.dst, nic) != UINT32_MAX) return true;
+  }
+  return false;
+}
+
 uint32_t Router::nic_owner(NodeId nic) const {
   const auto it = nic_owner_.find(nic);
   return it == nic_owner_.end() ? UINT32_MAX : it->second;
@@ -82,16 +91,15 @@ const sim::Route& Router::route(uint32_t src, uint32_t dst) {
   const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, compute(src, dst, -1)).first->second;
+  return cache_.emplace(key, compute(src, dst, UINT32_MAX)).first->second;
 }
 
-const sim::Route& Router::route_via_rail(uint32_t src, uint32_t dst, int rail) {
-  // Rail-forced routes live in the same cache under a key with the rail in the top bits.
-  const uint64_t key = (static_cast<uint64_t>(rail + 1) << 58) ^
-                       (static_cast<uint64_t>(src) << 29) ^ static_cast<uint64_t>(dst);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, compute(src, dst, rail)).first->second;
+const sim::Route& Router::route_via(uint32_t src, uint32_t proxy, uint32_t dst) {
+  if (proxy == UINT32_MAX || proxy == src) return route(src, dst);
+  const auto key = std::make_tuple(src, proxy, dst);
+  auto it = proxied_.find(key);
+  if (it != proxied_.end()) return it->second;
+  return proxied_.emplace(key, compute(src, dst, proxy)).first->second;
 }
 
 sim::Route Router::to_domain_switch(uint32_t rank) const {
@@ -205,6 +213,88 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   return !frontier.empty();
 }
 
+Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ranks) const {
+  const Topology& t = topology_;
+  AggregationTree tree;
+  std::vector<NodeId> leaves;
+  std::vector<std::pair<uint32_t, NodeId>> nic_of;
+  for (uint32_t r : ranks) {
+    const NodeId nic = t.gpu_nic(r);
+    if (nic == kNoNode) return {};
+    NodeId leaf = kNoNode;
+    for (LinkId l : t.out_links(nic)) {
+      if (t.link(l).kind == LinkKind::network) leaf = t.link(l).dst;
+    }
+    if (leaf == kNoNode || t.node(leaf).pods.empty()) return {};
+    leaves.push_back(leaf);
+    nic_of.emplace_back(r, nic);
+  }
+  if (leaves.empty()) return {};
+  // Lowest level whose pod holds every leaf.
+  const Node& first = t.node(leaves.front());
+  size_t level = 0;
+  for (; level < first.pods.size(); ++level) {
+    bool all = true;
+    for (NodeId leaf : leaves) {
+      const Node& n = t.node(leaf);
+      if (n.plane != first.plane || level >= n.pods.size() || n.pods[level] != first.pods[level]) {
+        all = false;
+        break;
+      }
+    }
+    if (all) break;
+  }
+  if (level >= first.pods.size()) return {};
+  // Root: walk up `level` tiers from the first leaf along the first up-link each time.
+  NodeId root = leaves.front();
+  for (size_t s = 0; s < level; ++s) {
+    NodeId next = kNoNode;
+    for (LinkId l : t.out_links(root)) {
+      const Link& link = t.link(l);
+      if (link.kind == LinkKind::network && t.node(link.dst).tier == t.node(root).tier + 1) {
+        next = link.dst;
+        break;
+      }
+    }
+    if (next == kNoNode) return {};
+    root = next;
+  }
+  std::unordered_map<LinkId, bool> seen;
+  auto add = [&](LinkId down) {
+    if (!seen.emplace(down, true).second) return;
+    const Link& l = t.link(down);
+    tree.down.push_back(down);
+    tree.up.push_back(t.link_between(l.dst, l.src));
+  };
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const Node& target = t.node(leaves[i]);
+    NodeId x = root;
+    while (x != leaves[i]) {
+      LinkId step = UINT32_MAX;
+      for (LinkId l : t.out_links(x)) {
+        const Link& link = t.link(l);
+        const Node& y = t.node(link.dst);
+        if (link.kind != LinkKind::network || y.tier + 1 != t.node(x).tier || y.tier < 1) continue;
+        const size_t lv = static_cast<size_t>(y.tier) - 1;
+        if (lv < y.pods.size() && y.pods[lv] == target.pods[lv]) {
+          step = l;
+          break;
+        }
+      }
+      if (step == UINT32_MAX) return {};
+      add(step);
+      x = t.link(step).dst;
+    }
+    // Leaf -> NIC -> PCIe -> GPU.
+    const auto [rank, nic] = nic_of[i];
+    add(t.link_between(leaves[i], nic));
+    Accumulator pcie;
+    if (!updown(nic, t.gpu(rank), LinkKind::pcie, false, 0, 1.0, pcie)) return {};
+    for (const sim::LinkShare& s : pcie.shares) add(s.link);
+  }
+  return tree;
+}
+
 bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   const Topology& t = topology_;
   std::vector<LinkId> parent(t.node_count(), UINT32_MAX);
@@ -231,7 +321,7 @@ bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   return true;
 }
 
-sim::Route Router::compute(uint32_t src, uint32_t dst, int forced_rail) {
+sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
   const Topology& t = topology_;
   Accumulator acc;
   if (src == dst) return {};
@@ -264,18 +354,19 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, int forced_rail) {
     return finish();
   }
   NodeId nic_src = t.gpu_nic(src);
-  NodeId nic_dst = t.gpu_nic(dst);
+  const NodeId nic_dst = t.gpu_nic(dst);
   if (nic_src == kNoNode || nic_dst == kNoNode) fail();
-  const int dst_server = t.node(gd).server;
-  if (forced_rail >= 0) {
-    for (NodeId n : t.server_nics(dst_server)) {
-      if (t.node(n).rail == forced_rail) nic_dst = n;
-    }
-  }
   NodeId sender = gs;
-  const bool cross_plane = t.node(nic_src).plane != t.node(nic_dst).plane;
-  if (strategy_ == RoutingStrategy::rail_aware || forced_rail >= 0 || cross_plane) {
-    // Move to the GPU whose NIC is on the destination NIC's rail (and plane) first.
+  if (proxy != UINT32_MAX) {
+    nic_src = t.gpu_nic(proxy);
+    if (nic_src == kNoNode) fail();
+    if (!shares_pcie_switch(gs, nic_src)) {
+      scale_up(gs, t.gpu(proxy));
+      sender = t.gpu(proxy);
+    }
+  } else if (strategy_ == RoutingStrategy::rail_aware ||
+             t.node(nic_src).plane != t.node(nic_dst).plane) {
+    // Move to the GPU whose NIC is on the destination NIC's rail (and plane) first: PXN.
     const Node& want = t.node(nic_dst);
     for (NodeId n : t.server_nics(t.node(gs).server)) {
       const Node& candidate = t.node(n);
@@ -285,7 +376,7 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, int forced_rail) {
       }
     }
     const uint32_t owner = nic_owner(nic_src);
-    if (owner != UINT32_MAX && owner != src) {
+    if (owner != UINT32_MAX && owner != src && !shares_pcie_switch(gs, nic_src)) {
       scale_up(gs, t.gpu(owner));
       sender = t.gpu(owner);
     }
@@ -296,10 +387,7 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, int forced_rail) {
               acc)) {
     fail();
   }
-  const uint32_t receiver = nic_owner(nic_dst);
-  const NodeId landing = receiver == UINT32_MAX ? gd : t.gpu(receiver);
-  if (!updown(nic_dst, landing, LinkKind::pcie, false, hash, 1.0, acc)) fail();
-  scale_up(landing, gd);
+  if (!updown(nic_dst, gd, LinkKind::pcie, false, hash, 1.0, acc)) fail();
   return finish();
 }
 

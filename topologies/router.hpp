@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -39,12 +40,26 @@ class Router {
   /// Route from GPU rank `src` to GPU rank `dst` (cached). Throws std::runtime_error when the
   /// graph offers no path.
   const sim::Route& route(uint32_t src, uint32_t dst);
-  /// Route from GPU rank `src` through its NIC `nic_local` (a NIC of its own server) to the
-  /// GPU `dst` through the destination NIC with the same rail; used by rail-striped schedules.
-  const sim::Route& route_via_rail(uint32_t src, uint32_t dst, int rail);
+  /// Route from GPU rank `src` to GPU rank `dst` (in another domain) leaving through the NIC of
+  /// GPU `proxy` (in src's domain): src reaches that NIC over PCIe when it sits under the same
+  /// PCIe switch, else over the scale-up fabric first (NCCL's PXN). Cached.
+  const sim::Route& route_via(uint32_t src, uint32_t proxy, uint32_t dst);
+  /// In-network reduction tree (IB SHARP) for GPUs in different domains: the distinct directed
+  /// links from every GPU up to a common root switch (`up`) and back (`down`). Each link carries
+  /// the reduced data once.
+  struct AggregationTree {
+    std::vector<LinkId> up;
+    std::vector<LinkId> down;
+  };
+  AggregationTree aggregation_tree(const std::vector<uint32_t>& ranks) const;
   /// The GPU's links into its scale-up switches (NVLS uploads) and back (multicast).
   sim::Route to_domain_switch(uint32_t rank) const;
   sim::Route from_domain_switch(uint32_t rank) const;
+  /// Whether GPU `rank` reaches the NIC of GPU `nic_owner` through a single PCIe switch.
+  bool reaches_nic_over_pcie(uint32_t rank, uint32_t nic_owner) const {
+    const NodeId nic = topology_.gpu_nic(nic_owner);
+    return nic != kNoNode && shares_pcie_switch(topology_.gpu(rank), nic);
+  }
   /// Whether GPUs `a` and `b` share a scale-up domain.
   bool same_domain(uint32_t a, uint32_t b) const;
   /// Number of distinct routes computed so far.
@@ -52,16 +67,24 @@ class Router {
 
  private:
   struct Accumulator;
-  sim::Route compute(uint32_t src, uint32_t dst, int forced_rail);
+  sim::Route compute(uint32_t src, uint32_t dst, uint32_t proxy);
   bool updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash, double fraction,
               Accumulator& acc) const;
   bool shortest_path(NodeId src, NodeId dst, Accumulator& acc) const;
   uint32_t nic_owner(NodeId nic) const;
+  bool shares_pcie_switch(NodeId gpu, NodeId nic) const;
+  struct TupleHash {
+    size_t operator()(const std::tuple<uint32_t, uint32_t, uint32_t>& k) const {
+      return std::hash<uint64_t>()((static_cast<uint64_t>(std::get<0>(k)) << 42) ^
+                                   (static_cast<uint64_t>(std::get<1>(k)) << 21) ^ std::get<2>(k));
+    }
+  };
 
   const Topology& topology_;
   RoutingStrategy strategy_;
   uint64_t seed_;
   std::unordered_map<uint64_t, sim::Route> cache_;
+  std::unordered_map<std::tuple<uint32_t, uint32_t, uint32_t>, sim::Route, TupleHash> proxied_;
   std::unordered_map<NodeId, uint32_t> nic_owner_;
 };
 

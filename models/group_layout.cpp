@@ -1,0 +1,32 @@
+#include "models/group_layout.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace fabricsim::models {
+
+GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<uint32_t> ranks) {
+  GroupLayout g;
+  std::map<int, size_t> index;
+  for (uint32_t r : ranks) {
+    const int d = topology.domain_of_rank(r);
+    const auto [it, inserted] = index.emplace(d, g.domains.size());
+    if (inserted) g.domains.emplace_back();
+    g.domains[it->second].push_back(r);
+  }
+  for (auto& members : g.domains) std::sort(members.begin(), members.end());
+  g.ppn = 0;
+  for (const auto& members : g.domains) g.ppn = std::max(g.ppn, static_cast<int>(members.size()));
+  for (const auto& members : g.domains) g.uniform &= static_cast<int>(members.size()) == g.ppn;
+  g.ranks = std::move(ranks);
+  return g;
+}
+
+std::vector<uint32_t> first_ranks(int n) {
+  std::vector<uint32_t> out(static_cast<size_t>(n));
+  std::iota(out.begin(), out.end(), 0u);
+  return out;
+}
+
+}  // namespace fabricsim::models

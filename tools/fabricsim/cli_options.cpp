@@ -1,0 +1,66 @@
+#include "tools/fabricsim/cli_options.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/input_error.hpp"
+#include "sim/unit_parse.hpp"
+#include "topologies/spec_error.hpp"
+
+namespace fabricsim::tools {
+
+sim::Bytes parse_size_flag(const std::string& flag, const std::string& text) {
+  try {
+    const sim::Bytes b = sim::parse_bytes(text);
+    if (!(b.count() > 0)) throw sim::UnitError(fmt::format("expected a positive size, got '{}'", text));
+    return b;
+  } catch (const sim::UnitError& e) {
+    throw sim::InputError(kCommandLine, flag, e.what());
+  }
+}
+
+models::CollectiveOp parse_op_flag(const std::string& flag, const std::string& text) {
+  if (auto op = models::parse_collective_op(text)) return *op;
+  throw sim::InputError(kCommandLine, flag,
+                        fmt::format("unknown operation '{}' (expected one of: {})", text,
+                                    models::collective_op_names()));
+}
+
+models::Algorithm parse_algorithm_flag(const std::string& flag, const std::string& text) {
+  if (auto a = models::parse_algorithm(text)) return *a;
+  throw sim::InputError(kCommandLine, flag,
+                        fmt::format("unknown algorithm '{}' (expected one of: {})", text,
+                                    models::algorithm_names()));
+}
+
+models::Protocol parse_protocol_flag(const std::string& flag, const std::string& text) {
+  if (auto p = models::parse_protocol(text)) return *p;
+  throw sim::InputError(kCommandLine, flag,
+                        fmt::format("unknown protocol '{}' (expected one of: ll, ll128, simple)", text));
+}
+
+topologies::RoutingStrategy parse_routing_flag(const std::string& flag, const std::string& text) {
+  topologies::RoutingStrategy s;
+  if (topologies::parse_routing_strategy(text, s)) return s;
+  throw sim::InputError(kCommandLine, flag,
+                        fmt::format("unknown routing '{}' (expected one of: ecmp, spray, "
+                                    "rail_aware, shortest)",
+                                    text));
+}
+
+models::System system_from_flags(const std::string& system, int gpus) {
+  if (gpus <= 0) {
+    throw sim::InputError(kCommandLine, "--gpus",
+                          fmt::format("expected a positive GPU count, got {}", gpus));
+  }
+  try {
+    return models::make_system(system, gpus, kCommandLine, "--system");
+  } catch (const topologies::SpecError& e) {
+    const std::string flag = e.field() == "gpus" ? "--gpus" : "--system " + system;
+    throw sim::InputError(kCommandLine, flag,
+                          e.field() == "gpus" || e.field().empty()
+                              ? std::string(e.what())
+                              : fmt::format("{} ({})", e.what(), e.field()));
+  }
+}
+
+}  // namespace fabricsim::tools

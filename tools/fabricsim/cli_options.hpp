@@ -1,0 +1,25 @@
+#pragma once
+// Helpers shared by the commands: parsing unit-carrying flags and building systems with errors
+// that name the flag at fault.
+
+#include <string>
+
+#include "models/collective_op.hpp"
+#include "models/system.hpp"
+#include "sim/units.hpp"
+#include "topologies/router.hpp"
+
+namespace fabricsim::tools {
+
+inline constexpr const char* kCommandLine = "<command line>";
+
+sim::Bytes parse_size_flag(const std::string& flag, const std::string& text);
+models::CollectiveOp parse_op_flag(const std::string& flag, const std::string& text);
+models::Algorithm parse_algorithm_flag(const std::string& flag, const std::string& text);
+models::Protocol parse_protocol_flag(const std::string& flag, const std::string& text);
+topologies::RoutingStrategy parse_routing_flag(const std::string& flag, const std::string& text);
+
+/// A preset at a GPU count; impossible sizes are reported against --gpus / --system.
+models::System system_from_flags(const std::string& system, int gpus);
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,13 @@
+#include "tools/fabricsim/commands.hpp"
+
+namespace fabricsim::tools {
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+  std::vector<std::unique_ptr<Command>> out;
+  out.push_back(make_topology_command());
+  out.push_back(make_collective_command());
+  out.push_back(make_validate_command());
+  return out;
+}
+
+}  // namespace fabricsim::tools
