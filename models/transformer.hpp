@@ -1,0 +1,109 @@
+#pragma once
+// The description of a decoder-only transformer (dense, MoE, MLA) and what follows from it alone:
+// its parameter count and its FLOPs per token. Parallelism, memory and time are computed
+// elsewhere from these numbers.
+
+#include <optional>
+#include <string>
+
+namespace fabricsim::models {
+
+/// swiglu is gated (gate, up and down matrices); gelu and squared_relu have up and down only.
+enum class MlpKind { gelu, swiglu, squared_relu };
+
+/// "gelu", "swiglu" or "squared_relu", as written in JSON.
+const char* mlp_kind_name(MlpKind kind);
+
+struct MoeConfig {
+  int experts = 0;  ///< routed experts per MoE layer
+  int top_k = 0;    ///< routed experts each token visits
+  int expert_ffn = 0;
+  int shared_experts = 0;  ///< always-active experts (DeepSeek)
+  int shared_expert_ffn = 0;
+  int dense_layers = 0;          ///< leading layers with a dense MLP of `ffn`
+  int moe_layer_freq = 1;        ///< after those, layer i is MoE when i % moe_layer_freq == 0
+  double capacity_factor = 1.0;  ///< 0 = dropless
+  bool router_aux_free = false;  ///< load balancing by router bias instead of an aux loss
+  friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
+};
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through low-rank
+/// projections, and q/k heads carry a separate RoPE part.
+struct MlaConfig {
+  int q_lora_rank = 0;  ///< 0 = queries are not compressed
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  friend bool operator==(const MlaConfig&, const MlaConfig&) = default;
+};
+
+struct TransformerConfig {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int ffn = 0;  ///< dense MLP width (the dense layers of an MoE model)
+  int heads = 0;
+  int kv_heads = 0;
+  /// Per-head width of q/k/v; hidden/heads unless the model says otherwise. Unused with MLA.
+  int head_dim = 0;
+  int vocab = 0;
+  int seq_len = 0;
+  bool tied_embeddings = false;
+  MlpKind mlp = MlpKind::gelu;
+  bool bias = false;  ///< linear-layer biases, and LayerNorm biases, as in GPT-2/3 and Megatron GPT
+  std::optional<MoeConfig> moe;
+  std::optional<MlaConfig> mla;
+  std::string source;  ///< where the dimensions come from
+  friend bool operator==(const TransformerConfig&, const TransformerConfig&) = default;
+};
+
+/// Whether layer `layer` (0-based) has a routed-expert MLP: the first dense_layers are dense, and
+/// after them every layer whose index is a multiple of moe_layer_freq (the indexing of DeepSeek's
+/// and Megatron's configs). Throws std::out_of_range for a layer outside the model.
+bool is_moe_layer(const TransformerConfig& config, int layer);
+/// How many layers have routed experts.
+int moe_layer_count(const TransformerConfig& config);
+
+struct ParameterCount {
+  double total = 0;
+  /// Used by one token: MoE counts top_k routed experts plus the shared ones. Embeddings included
+  /// (the convention of Mixtral's 12.9B and DeepSeek-V3's 37B).
+  double active = 0;
+  double embedding = 0;  ///< input embedding, plus the output layer when untied
+  double attention = 0;
+  double mlp_dense = 0;    ///< dense-layer MLPs and shared experts
+  double mlp_experts = 0;  ///< all routed experts
+  double router = 0;
+  double norms = 0;
+};
+
+/// Learned position embeddings (GPT-3, Megatron GPT) are not counted: the description has no
+/// flag for them and they are below 0.1% of every preset.
+ParameterCount count_parameters(const TransformerConfig& config);
+
+/// Forward pass per token; a multiply-add is 2 FLOPs.
+struct FlopsPerToken {
+  /// Every weight GEMM a token passes through: attention projections, the MLP or the active
+  /// experts (shared included), the router and the logits.
+  double dense_matmul = 0;
+  /// QK^T and AV over a full (non-causal) sequence of seq_len: 2*2*seq*head_dim*heads per layer,
+  /// with MLA's q/k and v head widths under MLA.
+  double attention_scores = 0;
+  double logits = 0;  ///< the LM head; already part of dense_matmul
+  /// Causal attention skips half the score matrix.
+  double total(bool causal) const { return dense_matmul + attention_scores * (causal ? 0.5 : 1.0); }
+};
+
+/// Biases, norms, softmax and the embedding lookup are not matmuls and count 0.
+FlopsPerToken flops_per_token(const TransformerConfig& config);
+/// Model FLOPs per training token = 3 x forward (fwd + 2x bwd), the convention of Megatron/NeMo
+/// MFU (no recompute).
+double training_flops_per_token(const TransformerConfig& config, bool causal);
+/// Megatron-LM's closed form (Narayanan et al. SC'21 eq. 3 without the recompute factor):
+/// 72*B*s*l*h^2*(1 + s/(6h) + V/(12lh)) per batch of B sequences, divided by B*s. Only meaningful
+/// for GPT-style MHA/GELU models with ffn = 4h; exposed so tests can check that the general count
+/// reduces to it.
+double megatron_flops_per_token(const TransformerConfig& config);
+
+}  // namespace fabricsim::models
