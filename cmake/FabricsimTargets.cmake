@@ -30,3 +30,11 @@ function(fabricsim_library name)
   target_link_libraries(fabricsim_${name} PUBLIC fabricsim_options ${ARG_DEPS})
   set_property(GLOBAL APPEND PROPERTY FABRICSIM_TEST_SOURCES ${tests})
 endfunction()
+
+if(FABRICSIM_FUZZ)
+  # Instrument the libraries for coverage-guided fuzzing (clang only); the fuzz targets link
+  # the libFuzzer driver.
+  target_compile_options(fabricsim_options INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  target_link_options(fabricsim_options INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,140 @@
+#include "models/collective_model.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "models/collective_algorithms.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::models;
+
+namespace {
+
+CollectiveResult run(const System& system, CollectiveOp op, double bytes, int ranks,
+                     std::optional<Algorithm> algo, std::optional<Protocol> proto,
+                     Backend backend = Backend::flow) {
+  const CollectiveProfile profile = default_collective_profile(system.gpu);
+  topologies::Router router(*system.topology, topologies::RoutingStrategy::ecmp);
+  CollectiveRequest request;
+  request.op = op;
+  request.size_bytes = bytes;
+  request.ranks = first_ranks(ranks);
+  request.algorithm = algo;
+  request.protocol = proto;
+  return simulate_collective(system, profile, router, request, backend);
+}
+
+double latency_us(const System& system, CollectiveOp op, double bytes, int ranks, Algorithm a,
+                  Protocol p) {
+  const CollectiveProfile profile = default_collective_profile(system.gpu);
+  const GroupLayout group = make_group_layout(*system.topology, first_ranks(ranks));
+  return NcclTuner::latency_us(op, bytes, a, p, comm_shape(system, profile, group, false));
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce in one NVSwitch domain has the closed form", "[collective]") {
+  // Each GPU sends 2(n-1)/n x S to its successor over its own NVLinks, alone on them:
+  // t = latency + 2(n-1)/n x S / (450 GB/s x 20.6/25); busbw = 450 x 0.824 = 370.8 GB/s.
+  const System h100 = make_system("dgx-h100", 8);
+  const double size = 1 << 30;
+  const auto r = run(h100, CollectiveOp::all_reduce, size, 8, Algorithm::ring, Protocol::simple);
+  const double data_s = 2 * 7.0 / 8 * size / (450e9 * 20.6 / 25);
+  const double lat_us =
+      latency_us(h100, CollectiveOp::all_reduce, size, 8, Algorithm::ring, Protocol::simple);
+  CHECK(r.time.us() == Approx(lat_us + data_s * 1e6).epsilon(1e-9));
+  CHECK(r.algorithm == Algorithm::ring);
+}
+
+TEST_CASE("NVLS all-reduce moves S(1+1/n) each way per GPU", "[collective]") {
+  // busbw = 2(n-1)/n x S / t with t = S (1 + 1/n) / (B_link x eff_nvls): 2(n-1)/(n+1) x B.
+  const System h100 = make_system("dgx-h100", 8);
+  const double size = 8.0 * (1 << 30);
+  const auto r = run(h100, CollectiveOp::all_reduce, size, 8, Algorithm::nvls, Protocol::simple);
+  const double b_nvls = 450e9 * (20.6 / 25) * 0.85 * (15.0 / 16);
+  const double data_s = size * (1 + 1.0 / 8) / b_nvls;
+  const double lat_us =
+      latency_us(h100, CollectiveOp::all_reduce, size, 8, Algorithm::nvls, Protocol::simple);
+  CHECK(r.time.us() == Approx(lat_us + data_s * 1e6).epsilon(1e-9));
+}
+
+TEST_CASE("flow and analytical backends agree where nothing contends", "[collective][equivalence]") {
+  // Inside one domain every GPU's links carry one ring flow each way: no sharing.
+  for (const char* system : {"dgx-h100", "dgx-a100-80gb", "gb200-nvl72", "dgx-b200"}) {
+    const System s = make_system(system, 8);
+    for (double size : {1024.0, 1e6, 1e9}) {
+      for (auto op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
+                      CollectiveOp::reduce_scatter, CollectiveOp::broadcast}) {
+        INFO(system << " " << to_string(op) << " " << size);
+        const auto flow = run(s, op, size, 8, Algorithm::ring, std::nullopt, Backend::flow);
+        const auto analytical =
+            run(s, op, size, 8, Algorithm::ring, std::nullopt, Backend::analytical);
+        CHECK(flow.time.ps() == analytical.time.ps());
+      }
+    }
+  }
+  // Across domains with one GPU each (TP=8-style DP groups) every GPU has its own NIC and rail.
+  const System cluster = make_system("dgx-h100", 256);
+  const GroupLayout dp = make_group_layout(*cluster.topology, {0, 8, 16, 24, 32, 40, 48, 56});
+  CHECK(dp.ppn == 1);
+  const CollectiveProfile profile = default_collective_profile(cluster.gpu);
+  topologies::Router router(*cluster.topology, topologies::RoutingStrategy::ecmp);
+  CollectiveRequest request;
+  request.op = CollectiveOp::all_reduce;
+  request.size_bytes = 1e9;
+  request.ranks = dp.ranks;
+  request.algorithm = Algorithm::ring;
+  CHECK(simulate_collective(cluster, profile, router, request, Backend::flow).time ==
+        simulate_collective(cluster, profile, router, request, Backend::analytical).time);
+}
+
+TEST_CASE("multi-node rings are limited by the NICs", "[collective]") {
+  // 4 DGX H100: each of the 8 NICs carries one lane; busbw ~ 8 x min(NIC 48, PCIe 47.9) GB/s.
+  const System s = make_system("dgx-h100", 32);
+  const auto r = run(s, CollectiveOp::all_reduce, 8e9, 32, Algorithm::ring, Protocol::simple);
+  CHECK(r.busbw_GBps == Approx(8 * 63 * 0.76).epsilon(0.03));
+  // A100 HDR: 8 x 25 GB/s x 0.96.
+  const System a = make_system("dgx-a100-80gb", 32);
+  const auto ra = run(a, CollectiveOp::all_reduce, 8e9, 32, Algorithm::ring, Protocol::simple);
+  CHECK(ra.busbw_GBps == Approx(8 * 25 * 0.96).epsilon(0.03));
+}
+
+TEST_CASE("collectives scale with O(n) flows", "[collective][scale]") {
+  const System s = make_system("dgx-h100", 1024);
+  const auto r = run(s, CollectiveOp::all_reduce, 1e9, 1024, Algorithm::ring, Protocol::simple);
+  // One merged intra-domain flow per GPU pair and one crossing per GPU.
+  CHECK(r.flows <= 3 * 1024);
+  // At 128 nodes the ring's 2(n-1) step latencies matter: t = latency + V / (8 NICs' rate).
+  const double lat_us = latency_us(s, CollectiveOp::all_reduce, 1e9, 1024, Algorithm::ring,
+                                   Protocol::simple);
+  const double volume = 2.0 * 1023 / 1024 * 1e9;
+  CHECK(r.time.us() == Approx(lat_us + volume / (8 * 63e9 * 0.76) * 1e6).epsilon(0.03));
+}
+
+TEST_CASE("busbw never beats the hardware", "[collective][invariant]") {
+  for (const char* system : {"dgx-h100", "dgx-a100-80gb", "gb200-nvl72", "generic-h100-pcie-eth"}) {
+    const System s = make_system(system, 16);
+    for (auto op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::alltoall,
+                    CollectiveOp::reduce_scatter, CollectiveOp::sendrecv}) {
+      for (double size : {8.0, 65536.0, 1e8, 4e9}) {
+        INFO(system << " " << to_string(op) << " " << size);
+        const auto r = run(s, op, size, 16, std::nullopt, std::nullopt);
+        CHECK(r.time > sim::Time::zero());
+        // Per-GPU injection (NVLink or PCIe, plus NIC) bounds the bus bandwidth of every
+        // algorithm except in-switch reduction, which at most doubles it.
+        const double per_gpu = s.gpu.nvlink_links * s.gpu.nvlink_link_gb_per_s + 64 + 100;
+        CHECK(r.busbw_GBps <= 2 * per_gpu);
+      }
+    }
+  }
+}
+
+TEST_CASE("forced algorithms that cannot run are reported", "[collective][bad-input]") {
+  const System a100 = make_system("dgx-a100-80gb", 8);
+  CHECK_THROWS_AS(run(a100, CollectiveOp::all_reduce, 1e6, 8, Algorithm::nvls, std::nullopt),
+                  AlgorithmUnavailable);
+  const System h100 = make_system("dgx-h100", 8);
+  CHECK_THROWS_WITH(run(h100, CollectiveOp::all_reduce, 1e6, 8, Algorithm::tree, std::nullopt),
+                    Catch::Contains("no tree algorithm is available"));
+  CHECK_THROWS_AS(run(h100, CollectiveOp::alltoall, 1e6, 8, Algorithm::ring, std::nullopt),
+                  AlgorithmUnavailable);
+}

@@ -1,0 +1,125 @@
+#pragma once
+// A parallelism plan (TP/PP/DP/CP/EP, ZeRO, recomputation, micro-batching, overlap options), the
+// training configuration it runs, and where each rank sits: its coordinates and its groups.
+//
+// Placement is by dimension order, innermost first (default tp, cp, dp, pp: TP inside the NVLink
+// domain, PP outermost). Experts are folded into the tp x cp x dp ranks of a pipeline stage
+// (Megatron-Core parallel folding, expert TP 1): an EP group is `ep` consecutive ranks of that
+// flattened index, so EP sits just outside CP.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/transformer.hpp"
+#include "topologies/gpu_spec.hpp"
+
+namespace fabricsim::models {
+
+enum class Recompute { none, selective, full };
+enum class TrainingTask { pretrain, sft, lora };
+enum class ParallelDim { tp, cp, dp, pp };
+/// Kinds of communication group a rank belongs to. edp: expert data parallel (ranks holding the
+/// same experts, which reduce expert gradients together).
+enum class GroupKind { tp, cp, dp, pp, ep, edp };
+
+std::string_view to_string(Recompute r);
+std::string_view to_string(TrainingTask t);
+std::string_view to_string(ParallelDim d);
+std::string_view to_string(GroupKind g);
+
+struct ParallelPlan {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  int vp = 1;  ///< virtual stages per pipeline rank (interleaved 1F1B when > 1)
+  bool sequence_parallel = true;
+  int zero = 1;  ///< 0 plain DP, 1 distributed optimizer, 2 + sharded grads, 3 FSDP
+  Recompute recompute = Recompute::selective;
+  int micro_batch = 1;
+  bool tp_comm_overlap = false;      ///< overlap TP collectives with the GEMMs they feed
+  bool dp_comm_overlap = true;       ///< overlap gradient reduction with backward compute
+  bool param_gather_overlap = true;  ///< overlap ZeRO parameter all-gather with forward
+  double bucket_bytes = 0;           ///< gradient bucket size; 0 = one bucket per layer
+  /// Allow layers that do not divide by pp x vp: the first and last virtual stages, which also
+  /// hold the embedding and the LM head, take the shortfall.
+  bool balanced_pipeline = false;
+  std::array<ParallelDim, 4> order{ParallelDim::tp, ParallelDim::cp, ParallelDim::dp,
+                                   ParallelDim::pp};
+
+  int gpus() const { return tp * pp * dp * cp; }
+};
+
+/// How the step's model FLOPs are counted for TFLOP/s and MFU.
+enum class FlopCounting {
+  model,     ///< 3 x forward (no recomputation): Megatron/NeMo MFU
+  hardware,  ///< plus recomputation FLOPs (Narayanan et al. eq. 3 counts a second forward)
+};
+
+struct TrainingConfig {
+  TrainingTask task = TrainingTask::pretrain;
+  topologies::Precision precision = topologies::Precision::bf16;
+  int global_batch = 0;  ///< sequences per optimizer step
+  int seq_len = 0;       ///< 0 = the model's
+  int lora_rank = 16;
+  bool causal = true;
+  /// FP8 scaling granularity: per-tensor delayed scaling or 1x128/128x128 blocks (DeepSeek).
+  bool fp8_blockwise = false;
+  double tokens_to_train = 0;  ///< for time-to-train reports; 0 = not asked
+};
+
+/// Rejects impossible plans with the reason (InputError at `where`/`path`). Checks: the GPUs
+/// factor as tp x cp x dp x pp; heads and kv heads divide by tp; layers divide by pp x vp
+/// (unless balanced); experts divide by ep and ep divides tp x cp x dp; the global batch divides
+/// by dp x micro_batch; the sequence divides by cp (and by 2 cp for load-balanced causal CP).
+void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
+                   const TransformerConfig& model, int gpus, const std::string& where,
+                   const std::string& path);
+
+/// Micro-batches per pipeline per step.
+int micro_batches(const ParallelPlan& plan, const TrainingConfig& training);
+
+struct Coordinates {
+  int tp = 0;
+  int cp = 0;
+  int dp = 0;
+  int pp = 0;
+  /// Index within the stage's tp x cp x dp ranks, TP fastest; EP group = flat / ep.
+  int flat = 0;
+};
+
+class Placement {
+ public:
+  Placement(const ParallelPlan& plan, int gpus);
+  const ParallelPlan& plan() const { return plan_; }
+  int gpus() const { return gpus_; }
+  Coordinates coordinates(int rank) const;
+  int rank_of(const Coordinates& c) const;
+  /// The members of `rank`'s group of `kind`, in group order.
+  std::vector<uint32_t> group(GroupKind kind, int rank) const;
+  /// One representative rank per pipeline stage: tp = cp = dp = 0.
+  int stage_representative(int stage) const;
+  /// Every group of `kind` that contains a rank of pipeline stage `stage` (for pp: all
+  /// pipelines). Used to launch all symmetric instances of a collective at once.
+  std::vector<std::vector<uint32_t>> stage_groups(GroupKind kind, int stage) const;
+  /// "tp-cp-dp-pp", innermost first.
+  std::string order_string() const;
+
+ private:
+  ParallelPlan plan_;
+  int gpus_;
+  std::array<int, 4> stride_{};  // indexed by ParallelDim
+};
+
+/// Parses "tp-cp-dp-pp" (an "ep" entry is accepted and ignored: experts are folded). Returns
+/// nullopt for anything else.
+std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text);
+
+/// Layers of the model held by each virtual stage, in model order: index = chunk * pp + stage
+/// for interleaved schedules (Megatron's layout: chunk c of stage s holds virtual stage c*pp+s).
+std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers);
+
+}  // namespace fabricsim::models

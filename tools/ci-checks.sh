@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The checks CI adds to the test suite: formatting, an AddressSanitizer + UndefinedBehaviorSanitizer
+# build with warnings as errors running every test, and a short libFuzzer run over the JSON readers.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+"$root/tools/setup.sh" clang libclang-rt-14-dev >/dev/null
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== clang-format"
+files=$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
+if ! clang-format --dry-run --Werror $files; then
+  echo "clang-format: run tools/format.sh" >&2
+  exit 1
+fi
+
+echo "== ASan + UBSan build and tests"
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFABRICSIM_SANITIZE=ON \
+  -DFABRICSIM_BENCH=OFF -DFABRICSIM_CUDA=OFF >/dev/null
+cmake --build build-sanitize -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+
+echo "== libFuzzer over the JSON readers"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DFABRICSIM_FUZZ=ON -DFABRICSIM_BENCH=OFF -DFABRICSIM_CUDA=OFF -DFABRICSIM_MPI=OFF >/dev/null
+cmake --build build-fuzz -j "$jobs" --target fuzz_json_readers
+mkdir -p build-fuzz/corpus
+cp tests/fuzz/corpus/* build-fuzz/corpus/
+build-fuzz/tests/fuzz/fuzz_json_readers -max_total_time=60 -max_len=65536 -timeout=10 \
+  -rss_limit_mb=2048 build-fuzz/corpus
+echo "== CI checks passed"
