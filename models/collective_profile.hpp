@@ -15,7 +15,7 @@ namespace fabricsim::models {
 struct CollectiveProfile {
   double nvlink_efficiency = 0.824;   ///< of NVLink line rate, Simple protocol, ring traffic
   double network_efficiency = 0.96;   ///< of NIC/switch line rate
-  double pcie_efficiency = 0.76;      ///< of PCIe line rate
+  double pcie_efficiency = 0.9;       ///< of PCIe line rate (TLP framing, 256-byte payloads)
   /// NVLS moves data through the switch's multimem engines; NCCL models it at this fraction of
   /// NVLink bandwidth (nvlsEfficiency: Hopper 0.85, Blackwell 0.74).
   double nvls_factor = 0.85;
@@ -35,8 +35,8 @@ struct CollectiveProfile {
 
 /// Defaults for a GPU: NVLink efficiency = NCCL's modelled per-link bandwidth (SM80 20.0,
 /// SM90 20.6, SM100 40.1 GB/s) over the link's line rate; network efficiency = the top inter-node
-/// channel speed NCCL's search tries (48 GB/s) over a 400G NIC's 50 GB/s; PCIe = NCCL's PCI_BW
-/// 12 GB/s over Gen3 x16's 15.75 GB/s.
+/// channel speed NCCL's search tries (48 GB/s) over a 400G NIC's 50 GB/s; PCIe = 0.9, the share
+/// of a x16 link's post-encoding rate left by TLP headers with 256-byte payloads (derived).
 CollectiveProfile default_collective_profile(const topologies::GpuSpec& gpu);
 
 }  // namespace fabricsim::models

@@ -48,7 +48,7 @@ class CollectiveCommand final : public Command {
       throw sim::InputError(kCommandLine, "--ranks",
                             fmt::format("expected at most --gpus ({}) ranks, got {}", gpus_, ranks));
     }
-    const models::CollectiveProfile profile = profile_from_option(calibration_, system);
+    const models::CollectiveProfile profile = profile_from_option(calibration_, system).collective;
     models::CollectiveRequest request;
     request.op = parse_op_flag("--op", op_);
     request.ranks = models::first_ranks(ranks);

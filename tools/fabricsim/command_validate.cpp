@@ -1,6 +1,9 @@
 #include <ostream>
 
+#include "calibration/cases.hpp"
 #include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/profile_options.hpp"
+#include "tools/fabricsim/validation.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -10,16 +13,25 @@ class ValidateCommand final : public Command {
   void add_to(CLI::App& app) override {
     app_ = app.add_subcommand("validate", "Compare predictions with published measurements");
     app_->add_option("--cases", cases_, "Case file (../shared/reference/cases format)")->required();
-    app_->add_flag("--json", json_, "Print rows and summary as JSON");
+    app_->add_flag("--json", json_, "Print rows, per-source and overall summaries as JSON");
+    add_profile_option(*app_, options_.calibration);
   }
+
   int run(std::ostream& out, std::ostream&) override {
-    out << "not yet\n";
+    const auto cases = calibration::load_cases(cases_);
+    const ValidationReport report = validate_cases(cases, options_);
+    if (json_) {
+      out << report_to_json(report).dump(2) << "\n";
+    } else {
+      out << report_to_text(report);
+    }
     return 0;
   }
 
  private:
   std::string cases_;
   bool json_ = false;
+  ValidationOptions options_;
 };
 
 }  // namespace

@@ -25,5 +25,6 @@ std::vector<std::unique_ptr<Command>> make_commands();
 std::unique_ptr<Command> make_topology_command();
 std::unique_ptr<Command> make_collective_command();
 std::unique_ptr<Command> make_validate_command();
+std::unique_ptr<Command> make_calibrate_command();
 
 }  // namespace fabricsim::tools

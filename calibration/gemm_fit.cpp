@@ -1,0 +1,119 @@
+#include "calibration/gemm_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/fit_quality.hpp"
+#include "calibration/levenberg_marquardt.hpp"
+#include "models/compute_model.hpp"
+
+namespace fabricsim::calibration {
+namespace {
+
+using topologies::Precision;
+
+double logit(double x) { return std::log(x / (1 - x)); }
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, bool full) {
+  base.max_efficiency = std::clamp(sigmoid(x[0]), 1e-3, 0.999);
+  if (full) {
+    base.k_half = std::exp(x[1]);
+    base.launch = sim::Time::from_us(std::exp(x[2]));
+  }
+  base.fitted = true;
+  return base;
+}
+
+double predicted_tflops(const topologies::GpuSpec& gpu, models::ComputeProfile profile,
+                        Precision p, const models::GemmParams& params, const GemmMeasurement& m) {
+  profile.gemm_for(p) = params;
+  const double t = models::gemm_seconds(gpu, profile, p, static_cast<double>(m.m),
+                                        static_cast<double>(m.n), static_cast<double>(m.k),
+                                        static_cast<double>(m.batch));
+  return 2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k) *
+         static_cast<double>(m.batch) / t * 1e-12;
+}
+
+struct Fitted {
+  models::GemmParams params;
+  double cost;
+};
+
+Fitted fit_once(const topologies::GpuSpec& gpu, Precision p,
+                const std::vector<GemmMeasurement>& data, const models::ComputeProfile& base) {
+  const bool full = data.size() >= 6;
+  std::vector<std::pair<int, int>> tiles{{base.gemm_for(p).tile_m, base.gemm_for(p).tile_n}};
+  if (full) {
+    tiles.clear();
+    for (int tm : {64, 128, 256}) {
+      for (int tn : {64, 128, 256}) tiles.emplace_back(tm, tn);
+    }
+  }
+  Fitted best{base.gemm_for(p), std::numeric_limits<double>::infinity()};
+  for (const auto& [tm, tn] : tiles) {
+    models::GemmParams start = base.gemm_for(p);
+    start.tile_m = tm;
+    start.tile_n = tn;
+    auto residuals = [&](const Eigen::VectorXd& x) {
+      const models::GemmParams params = unpack(x, start, full);
+      Eigen::VectorXd r(static_cast<Eigen::Index>(data.size()));
+      for (size_t i = 0; i < data.size(); ++i) {
+        r[static_cast<Eigen::Index>(i)] =
+            std::log(predicted_tflops(gpu, base, p, params, data[i]) / data[i].tflops);
+      }
+      return r;
+    };
+    Eigen::VectorXd x0(full ? 3 : 1);
+    x0[0] = logit(std::clamp(start.max_efficiency, 0.05, 0.95));
+    if (full) {
+      x0[1] = std::log(std::max(start.k_half, 1.0));
+      x0[2] = std::log(std::max(start.launch.us(), 0.1));
+    }
+    const LmResult fit = levenberg_marquardt(residuals, x0);
+    if (fit.cost < best.cost) best = Fitted{unpack(fit.parameters, start, full), fit.cost};
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<Precision> gemm_precision(const std::string& dtype) {
+  if (dtype == "bf16" || dtype == "fp16") return Precision::bf16;
+  if (dtype == "fp8") return Precision::fp8;
+  if (dtype == "mxfp8") return Precision::mxfp8;
+  if (dtype == "nvfp4" || dtype == "fp4") return Precision::nvfp4;
+  if (dtype == "tf32") return Precision::tf32;
+  return std::nullopt;
+}
+
+GemmFitResult fit_gemm(const topologies::GpuSpec& gpu, Precision p,
+                       const std::vector<GemmMeasurement>& data,
+                       const models::ComputeProfile& base) {
+  GemmFitResult result;
+  result.params = base.gemm_for(p);
+  if (data.empty()) return result;
+  result.params = fit_once(gpu, p, data, base).params;
+  std::vector<double> measured;
+  for (const GemmMeasurement& m : data) {
+    result.predicted_tflops.push_back(predicted_tflops(gpu, base, p, result.params, m));
+    measured.push_back(m.tflops);
+  }
+  result.quality = fit_quality(result.predicted_tflops, measured);
+  // 5-fold cross-validation with a fixed assignment (measurement i goes to fold i % 5).
+  if (data.size() >= 10) {
+    std::vector<double> held_out;
+    for (int fold = 0; fold < 5; ++fold) {
+      std::vector<GemmMeasurement> train, test;
+      for (size_t i = 0; i < data.size(); ++i) (static_cast<int>(i % 5) == fold ? test : train).push_back(data[i]);
+      const models::GemmParams params = fit_once(gpu, p, train, base).params;
+      for (const GemmMeasurement& m : test) {
+        held_out.push_back(std::fabs(predicted_tflops(gpu, base, p, params, m) - m.tflops) / m.tflops);
+      }
+    }
+    result.quality.cv_median_rel_error = median(held_out);
+  }
+  return result;
+}
+
+}  // namespace fabricsim::calibration

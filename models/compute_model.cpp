@@ -1,0 +1,82 @@
+#include "models/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace fabricsim::models {
+
+using topologies::Precision;
+
+double element_bytes(Precision p) {
+  switch (p) {
+    case Precision::fp8:
+    case Precision::mxfp8:
+      return 1.0;
+    case Precision::nvfp4:
+      return 0.5625;  // 4-bit values + one 8-bit scale per 16 elements
+    case Precision::tf32:
+      return 4.0;
+    default:
+      return 2.0;
+  }
+}
+
+namespace {
+
+double peak_flops(const topologies::GpuSpec& gpu, Precision p) {
+  double tflops = gpu.peak_tflops(p);
+  if (tflops <= 0) {
+    throw std::invalid_argument("the GPU " + gpu.id + " has no " + std::string(to_string(p)) +
+                                " tensor-core rate");
+  }
+  return tflops * 1e12;
+}
+
+double math_seconds(const topologies::GpuSpec& gpu, const GemmParams& g, Precision p, double m,
+                    double n, double k, double batch) {
+  const double flops = 2.0 * m * n * k * batch;
+  double wave = 1.0;
+  if (gpu.sm_count > 0) {
+    const double tiles = std::ceil(m / g.tile_m) * std::ceil(n / g.tile_n) * batch;
+    const double waves = std::ceil(tiles / gpu.sm_count);
+    wave = tiles / (waves * gpu.sm_count);
+  }
+  const double k_eff = k / (k + g.k_half);
+  return flops / (peak_flops(gpu, p) * g.max_efficiency * wave * k_eff);
+}
+
+}  // namespace
+
+double gemm_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p,
+                    double m, double n, double k, double batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0.0;
+  const GemmParams& g = profile.gemm_for(p);
+  const double math = math_seconds(gpu, g, p, m, n, k, batch);
+  // Operands in the GEMM's precision, output in bf16.
+  const double bytes = ((m * k + k * n) * element_bytes(p) + m * n * 2.0) * batch;
+  const double memory = bytes / (gpu.hbm_tb_per_s * 1e12 * profile.memory_efficiency);
+  return g.launch.s() + std::max(math, memory);
+}
+
+double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p,
+                       double m, double n, double k, double batch) {
+  const double t = gemm_seconds(gpu, profile, p, m, n, k, batch);
+  return t > 0 ? 2.0 * m * n * k * batch / t / peak_flops(gpu, p) : 0.0;
+}
+
+double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                         double flops, bool backward) {
+  if (flops <= 0) return 0.0;
+  const double eff = backward ? profile.attention_backward_efficiency
+                              : profile.attention_forward_efficiency;
+  return flops / (peak_flops(gpu, Precision::bf16) * eff);
+}
+
+double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                      double bytes) {
+  if (bytes <= 0) return 0.0;
+  return bytes / (gpu.hbm_tb_per_s * 1e12 * profile.memory_efficiency);
+}
+
+}  // namespace fabricsim::models

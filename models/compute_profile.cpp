@@ -1,0 +1,25 @@
+#include "models/compute_profile.hpp"
+
+namespace fabricsim::models {
+
+ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu) {
+  ComputeProfile p;
+  // GEMM: until a fit replaces them, tiles of 128x128 (the common cuBLAS/CUTLASS Hopper and
+  // Ampere tile) and 75% of peak as the large-GEMM ceiling, the middle of the 71-87% that the
+  // maximum-achievable-matmul (MAMF) search reaches on A100..GB200 (dev-gemm.json, stas00 table).
+  for (GemmParams& g : p.gemm) g = GemmParams{};
+  // Attention: FlashAttention-2 reaches 50-73% of peak forward on A100 and less backward
+  // (Dao 2023, arXiv:2307.08691); 0.6 / 0.45 are used for every generation.
+  p.attention_forward_efficiency = 0.6;
+  p.attention_backward_efficiency = 0.45;
+  // Memory-bound kernels: a device-to-device copy moved 4.3 of the H200's 4.8 TB/s (0.9) on this
+  // workplace's H200 (../.library/device/KINDS.md); fused elementwise kernels reach less: 0.8.
+  p.memory_efficiency = 0.8;
+  // Eager PyTorch issues a kernel every few microseconds (op dispatch + cudaLaunchKernel).
+  p.kernel_launch = sim::Time::from_us(4);
+  p.comm_sm_contention = 1.0;
+  p.source = "defaults (" + gpu.id + "): FlashAttention-2 efficiencies, 0.8 of HBM, 4 us launches";
+  return p;
+}
+
+}  // namespace fabricsim::models

@@ -1,0 +1,51 @@
+#pragma once
+// Parameters of the GPU compute model, per GPU: GEMM shape efficiency (fitted from GEMM
+// measurements by calibration/), attention kernel efficiency, memory-bound kernel efficiency and
+// per-kernel overheads. Defaults and their sources are in default_compute_profile().
+
+#include <array>
+#include <string>
+
+#include "sim/units.hpp"
+#include "topologies/gpu_spec.hpp"
+
+namespace fabricsim::models {
+
+/// GEMM time = launch + max(math, memory), where
+///   math   = 2MNK x batch / (peak x max_efficiency x wave_utilisation x K / (K + k_half))
+///   memory = (MK + KN + MN) x batch x element bytes / (HBM bandwidth x memory_efficiency)
+/// and wave_utilisation = tiles / (ceil(tiles / SMs) x SMs) for tile_m x tile_n output tiles.
+struct GemmParams {
+  double max_efficiency = 0.75;  ///< of the dense datasheet peak, for large well-shaped GEMMs
+  double k_half = 256;           ///< K at which the inner loop runs at half efficiency
+  int tile_m = 128;
+  int tile_n = 128;
+  sim::Time launch = sim::Time::from_us(4);
+  bool fitted = false;
+  friend bool operator==(const GemmParams&, const GemmParams&) = default;
+};
+
+struct ComputeProfile {
+  /// Indexed by topologies::Precision (bf16, fp16, fp8, mxfp8, nvfp4, tf32).
+  std::array<GemmParams, 6> gemm{};
+  /// Flash-attention efficiency of the bf16 peak, forward and backward (the backward runs ~2.5x
+  /// the forward's matmul FLOPs at lower efficiency).
+  double attention_forward_efficiency = 0.6;
+  double attention_backward_efficiency = 0.45;
+  /// Fraction of HBM bandwidth that memory-bound kernels (norms, activations, optimizer) reach.
+  double memory_efficiency = 0.85;
+  /// CPU time to issue one kernel: GPU work shorter than this is launch-bound (eager PyTorch).
+  sim::Time kernel_launch = sim::Time::from_us(4);
+  /// Compute slows down while communication kernels hold SMs: factor = 1 - channels/SMs x this.
+  double comm_sm_contention = 1.0;
+  std::string source;
+
+  const GemmParams& gemm_for(topologies::Precision p) const { return gemm[static_cast<size_t>(p)]; }
+  GemmParams& gemm_for(topologies::Precision p) { return gemm[static_cast<size_t>(p)]; }
+};
+
+/// Defaults for a GPU before any fit: see the source string of the result for where each comes
+/// from.
+ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu);
+
+}  // namespace fabricsim::models

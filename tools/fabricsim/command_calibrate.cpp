@@ -1,0 +1,132 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "calibration/importers.hpp"
+#include "calibration/profile_fit.hpp"
+#include "models/system.hpp"
+#include "sim/input_error.hpp"
+#include "tools/fabricsim/cli_options.hpp"
+#include "tools/fabricsim/commands.hpp"
+
+namespace fabricsim::tools {
+namespace {
+
+std::string today() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
+  return buf;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) throw sim::InputError(path, "", "cannot open file for writing");
+  out << j.dump(1) << "\n";
+}
+
+class CalibrateCommand final : public Command {
+ public:
+  void add_to(CLI::App& app) override {
+    app_ = app.add_subcommand("calibrate", "Fit calibration profiles from measurements");
+    app_->require_subcommand(1);
+    fit_ = app_->add_subcommand(
+        "fit", "Fit a profile from GEMM and NCCL measurements (formats detected from content)");
+    fit_->add_option("--gemm", gemm_files_, "GEMM measurements (bench JSON, CSV, case file)");
+    fit_->add_option("--nccl", nccl_files_, "Collective measurements (nccl-tests log, bench JSON, "
+                                            "case file)");
+    fit_->add_option("--base", base_, "System preset the measurements were taken on")->required();
+    fit_->add_option("--output,-o", output_, "Profile to write")->required();
+    builtin_ = app_->add_subcommand(
+        "builtin", "Regenerate the built-in profiles from the public reference cases");
+    builtin_->add_option("--reference", reference_, "The shared reference folder")
+        ->default_val("../shared/reference");
+    builtin_->add_option("--output-dir,-o", output_dir_, "Where to write one JSON per preset")
+        ->default_val("calibration/profiles");
+    builtin_->add_option("--date", date_, "Date stamped into the profiles (default: today)");
+  }
+
+  int run(std::ostream& out, std::ostream&) override {
+    if (builtin_->parsed()) return run_builtin(out);
+    return run_fit(out);
+  }
+
+ private:
+  int run_fit(std::ostream& out) {
+    if (gemm_files_.empty() && nccl_files_.empty()) {
+      throw sim::InputError(kCommandLine, "--gemm/--nccl", "expected at least one measurement file");
+    }
+    const models::System system = system_from_flags(base_, 8);
+    calibration::MeasurementSet data;
+    for (const std::string& f : gemm_files_) {
+      calibration::MeasurementSet m = calibration::import_measurements(f);
+      m.collectives.clear();
+      data.append(std::move(m));
+    }
+    for (const std::string& f : nccl_files_) {
+      calibration::MeasurementSet m = calibration::import_measurements(f);
+      m.gemms.clear();
+      data.append(std::move(m));
+    }
+    const calibration::CalibrationProfile start =
+        calibration::profile_for(base_, system.gpu);
+    calibration::ProfileFitOptions options;
+    options.created = date_.empty() ? today() : date_;
+    options.gemm_by_gpu = true;
+    const calibration::CalibrationProfile fitted =
+        calibration::fit_profile(base_, std::move(data), start, options);
+    write_json(output_, calibration::profile_to_json(fitted));
+    out << fmt::format("wrote {} ({} provenance entries)\n", output_, fitted.provenance.size());
+    for (const auto& [dtype, q] : fitted.gemm_fit) {
+      out << fmt::format("  GEMM {}: {} points, R^2 {:.3f}, median error {:.1f}%, max {:.1f}%, "
+                         "cross-validated median {:.1f}%\n",
+                         dtype, q.points, q.r2, 100 * q.median_rel_error, 100 * q.max_rel_error,
+                         q.cv_median_rel_error < 0 ? -1.0 : 100 * q.cv_median_rel_error);
+    }
+    if (fitted.collective_fit) {
+      const auto& q = *fitted.collective_fit;
+      out << fmt::format("  collectives: {} points, median busbw error {:.1f}%, max {:.1f}%\n",
+                         q.points, 100 * q.median_rel_error, 100 * q.max_rel_error);
+    }
+    return 0;
+  }
+
+  int run_builtin(std::ostream& out) {
+    std::filesystem::create_directories(output_dir_);
+    const auto profiles =
+        calibration::generate_builtin_profiles(reference_, date_.empty() ? today() : date_);
+    for (const auto& p : profiles) {
+      const std::string path = output_dir_ + "/" + p.system + ".json";
+      write_json(path, calibration::profile_to_json(p));
+      std::string quality;
+      for (const auto& [dtype, q] : p.gemm_fit) {
+        quality += fmt::format(" gemm {} {:.1f}%", dtype, 100 * q.median_rel_error);
+      }
+      if (p.collective_fit) {
+        quality += fmt::format(" collectives {:.1f}%", 100 * p.collective_fit->median_rel_error);
+      }
+      out << fmt::format("{:<24} {}\n", p.system, quality.empty() ? " (inherited/defaults)" : quality);
+    }
+    return 0;
+  }
+
+  CLI::App* fit_ = nullptr;
+  CLI::App* builtin_ = nullptr;
+  std::vector<std::string> gemm_files_;
+  std::vector<std::string> nccl_files_;
+  std::string base_;
+  std::string output_;
+  std::string reference_;
+  std::string output_dir_;
+  std::string date_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_calibrate_command() { return std::make_unique<CalibrateCommand>(); }
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,219 @@
+#include "tools/fabricsim/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "models/collective_algorithms.hpp"
+#include "models/collective_model.hpp"
+#include "models/system.hpp"
+#include "sim/input_error.hpp"
+#include "tools/fabricsim/profile_options.hpp"
+#include "topologies/router.hpp"
+#include "topologies/spec_error.hpp"
+
+namespace fabricsim::tools {
+namespace {
+
+/// Systems and routers built once per (preset, GPU count) and shared by the cases using them.
+class SystemCache {
+ public:
+  struct Entry {
+    models::System system;
+    std::unique_ptr<topologies::Router> router;
+  };
+  Entry& get(const std::string& preset, int gpus) {
+    const auto key = std::make_pair(preset, gpus);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return *it->second;
+    auto entry = std::make_unique<Entry>();
+    entry->system = models::make_system(preset, gpus, "case", "/system");
+    entry->router = std::make_unique<topologies::Router>(*entry->system.topology,
+                                                         topologies::RoutingStrategy::ecmp);
+    return *entries_.emplace(key, std::move(entry)).first->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, int>, std::unique_ptr<Entry>> entries_;
+};
+
+void validate_collective(const calibration::Case& c, const ValidationOptions& options,
+                         SystemCache& cache, ValidationReport& report) {
+  const calibration::CaseCollective& coll = *c.collective;
+  const auto op = models::parse_collective_op(coll.op);
+  if (!op) {
+    report.skipped.push_back({c.id, fmt::format("collective op '{}' is not modelled", coll.op)});
+    return;
+  }
+  SystemCache::Entry& entry = cache.get(c.system, c.gpus);
+  const models::CollectiveProfile profile =
+      profile_from_option(options.calibration, entry.system).collective;
+  models::CollectiveRequest request;
+  request.op = *op;
+  request.ranks = models::first_ranks(c.gpus);
+  if (coll.algorithm) {
+    request.algorithm = models::parse_algorithm(*coll.algorithm);
+    if (!request.algorithm) {
+      report.skipped.push_back({c.id, fmt::format("algorithm '{}' is not modelled", *coll.algorithm)});
+      return;
+    }
+  }
+  auto predict = [&](double size) {
+    request.size_bytes = size;
+    return models::simulate_collective(entry.system, profile, *entry.router, request,
+                                       models::Backend::flow);
+  };
+  auto add = [&](const std::string& metric, std::optional<double> size, double predicted,
+                 double measured, const models::CollectiveResult& r) {
+    report.rows.push_back({c.id, c.source, c.system, metric, size, predicted, measured,
+                           (predicted - measured) / measured,
+                           fmt::format("{}/{}", models::to_string(r.algorithm),
+                                       models::to_string(r.protocol))});
+  };
+  bool any = false;
+  if (c.measured.busbw_curve) {
+    for (const auto& [size, bw] : *c.measured.busbw_curve) {
+      const auto r = predict(size);
+      add("busbw_GBps", size, r.busbw_GBps, bw, r);
+    }
+    any = true;
+  }
+  if (c.measured.algbw_curve) {
+    for (const auto& [size, bw] : *c.measured.algbw_curve) {
+      const auto r = predict(size);
+      add("algbw_GBps", size, r.algbw_GBps, bw, r);
+    }
+    any = true;
+  }
+  if (c.measured.busbw_GBps && !c.measured.busbw_curve) {
+    const auto r = predict(options.default_large_message);
+    add("busbw_GBps", std::nullopt, r.busbw_GBps, *c.measured.busbw_GBps, r);
+    any = true;
+  }
+  if (c.measured.latency_us) {
+    const auto r = predict(8);
+    add("latency_us", 8.0, r.time.us(), *c.measured.latency_us, r);
+    any = true;
+  }
+  if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
+}
+
+}  // namespace
+
+ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
+                                const ValidationOptions& options) {
+  ValidationReport report;
+  SystemCache cache;
+  for (const calibration::Case& c : cases) {
+    try {
+      switch (c.kind) {
+        case calibration::CaseKind::collective:
+          validate_collective(c, options, cache, report);
+          break;
+        case calibration::CaseKind::gemm:
+          report.skipped.push_back({c.id, "GEMM cases are not validated yet"});
+          break;
+        case calibration::CaseKind::training:
+          report.skipped.push_back({c.id, "training cases are not validated yet"});
+          break;
+      }
+    } catch (const models::AlgorithmUnavailable& e) {
+      report.skipped.push_back({c.id, e.what()});
+    } catch (const topologies::SpecError& e) {
+      report.skipped.push_back({c.id, fmt::format("cannot build the system: {}", e.what())});
+    }
+  }
+  return report;
+}
+
+ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
+                              const std::function<bool(const ValidationRow&)>& keep) {
+  std::vector<double> errors;
+  for (const ValidationRow& r : rows) {
+    if (keep(r)) errors.push_back(std::fabs(r.error));
+  }
+  ErrorSummary s;
+  s.points = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  const size_t n = errors.size();
+  s.median_abs_error = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  s.max_abs_error = errors.back();
+  return s;
+}
+
+namespace {
+
+std::vector<std::string> sources(const ValidationReport& report) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& r : report.rows) {
+    if (seen.insert(r.source).second) out.push_back(r.source);
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"points", s.points},
+          {"median_abs_error", s.median_abs_error},
+          {"max_abs_error", s.max_abs_error}};
+}
+
+}  // namespace
+
+nlohmann::json report_to_json(const ValidationReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ValidationRow& r : report.rows) {
+    nlohmann::json row = {{"id", r.id},
+                          {"metric", r.metric},
+                          {"predicted", r.predicted},
+                          {"measured", r.measured},
+                          {"error", r.error},
+                          {"source", r.source},
+                          {"system", r.system},
+                          {"detail", r.detail}};
+    if (r.size_bytes) row["size_bytes"] = *r.size_bytes;
+    rows.push_back(std::move(row));
+  }
+  nlohmann::json by_source = nlohmann::json::object();
+  for (const std::string& s : sources(report)) {
+    by_source[s] = summary_json(summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
+  }
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedCase& s : report.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
+  return {{"rows", rows},
+          {"summary",
+           {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
+            {"by_source", by_source}}},
+          {"skipped", skipped}};
+}
+
+std::string report_to_text(const ValidationReport& report) {
+  std::string out = fmt::format("{:<40} {:<18} {:>12} {:>11} {:>11} {:>8}  {}\n", "id", "metric",
+                                "size_bytes", "predicted", "measured", "error", "detail");
+  for (const ValidationRow& r : report.rows) {
+    out += fmt::format("{:<40} {:<18} {:>12} {:>11.4g} {:>11.4g} {:>+7.1f}%  {}\n", r.id, r.metric,
+                       r.size_bytes ? fmt::format("{:.0f}", *r.size_bytes) : "-", r.predicted,
+                       r.measured, 100 * r.error, r.detail);
+  }
+  out += "\nsummary (|error|):\n";
+  auto line = [&](const std::string& name, const ErrorSummary& s) {
+    out += fmt::format("  {:<70} points {:>4}  median {:>6.1f}%  max {:>6.1f}%\n", name, s.points,
+                       100 * s.median_abs_error, 100 * s.max_abs_error);
+  };
+  for (const std::string& s : sources(report)) {
+    line(s, summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
+  }
+  line("overall", summarize_errors(report.rows, [](const auto&) { return true; }));
+  if (!report.skipped.empty()) {
+    out += "\nnot run:\n";
+    for (const SkippedCase& s : report.skipped) out += fmt::format("  {}: {}\n", s.id, s.reason);
+  }
+  return out;
+}
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,57 @@
+#pragma once
+// `fabricsim validate`: predicts every primary metric of the cases it supports and compares with
+// the measurement; cases it cannot run are listed with the reason, never silently dropped.
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/cases.hpp"
+
+namespace fabricsim::tools {
+
+struct ValidationRow {
+  std::string id;
+  std::string source;
+  std::string system;
+  std::string metric;
+  std::optional<double> size_bytes;  ///< curves only
+  double predicted = 0;
+  double measured = 0;
+  double error = 0;  ///< (predicted - measured) / measured
+  std::string detail;  ///< e.g. the algorithm/protocol used
+};
+
+struct SkippedCase {
+  std::string id;
+  std::string reason;
+};
+
+struct ErrorSummary {
+  int points = 0;
+  double median_abs_error = 0;
+  double max_abs_error = 0;
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  std::vector<SkippedCase> skipped;
+};
+
+struct ValidationOptions {
+  std::string calibration;  ///< profile file; empty = the built-in profile of each system
+  /// Size used for a single-point busbw case whose size the source does not print.
+  double default_large_message = 8.0 * 1024 * 1024 * 1024;
+};
+
+ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
+                                const ValidationOptions& options);
+
+ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
+                              const std::function<bool(const ValidationRow&)>& keep);
+nlohmann::json report_to_json(const ValidationReport& report);
+std::string report_to_text(const ValidationReport& report);
+
+}  // namespace fabricsim::tools
