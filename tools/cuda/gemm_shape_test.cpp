@@ -10,14 +10,14 @@
 using namespace fabricsim::tools::cuda;
 using fabricsim::sim::InputError;
 
-TEST_CASE("--shape accepts MxNxK with optional dtype and batch", "[cuda-tools]") {
+TEST_CASE("shape arguments accept MxNxK with optional dtype and batch", "[cuda-tools]") {
   CHECK(parse_shape_arg("8192x8192x8192") == GemmShape{8192, 8192, 8192, 1, GemmDtype::kBf16});
   CHECK(parse_shape_arg("4096x1024x512:fp8") == GemmShape{4096, 1024, 512, 1, GemmDtype::kFp8});
   CHECK(parse_shape_arg("128x256x64:tf32:32") == GemmShape{128, 256, 64, 32, GemmDtype::kTf32});
   CHECK(parse_shape_arg("1x1x1:fp16") == GemmShape{1, 1, 1, 1, GemmDtype::kFp16});
 }
 
-TEST_CASE("bad --shape values say what is wrong", "[cuda-tools][bad-input]") {
+TEST_CASE("bad shape arguments say what is wrong", "[cuda-tools][bad-input]") {
   CHECK_THROWS_AS(parse_shape_arg("8192x8192"), InputError);
   CHECK_THROWS_WITH(parse_shape_arg("8192x8192"),
                     Catch::StartsWith("<command line>: --shape: expected MxNxK") &&

@@ -45,8 +45,8 @@ std::string format_nccl_version(int code) {
 }
 
 int mpi_launch_size(const std::function<const char*(const char*)>& getenv) {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE",
-                           "MPI_LOCALNRANKS"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"}) {
     const char* value = getenv(name);
     if (value == nullptr || *value == '\0') continue;
     const std::string text(value);
@@ -55,6 +55,8 @@ int mpi_launch_size(const std::function<const char*(const char*)>& getenv) {
     }
     return std::stoi(text);
   }
+  // PMIx launchers (srun --mpi=pmix) announce the rank but not always the size: MPI tells it.
+  if (const char* rank = getenv("PMIX_RANK"); rank != nullptr && *rank != '\0') return 1;
   return 0;
 }
 

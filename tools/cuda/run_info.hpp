@@ -21,8 +21,9 @@ std::optional<std::string> parse_nvidia_driver_version(std::string_view proc_tex
 /// older ones major*1000 + minor*100 + patch).
 std::string format_nccl_version(int code);
 
-/// The world size an MPI launcher (mpirun/mpiexec, srun with PMI/PMIx) announces through the
-/// environment, or 0 when the process was not started by one. `getenv` is injected for tests.
+/// The world size an MPI launcher (mpirun/mpiexec, srun with PMI-2) announces through the
+/// environment; 1 when a PMIx launcher started the process without saying the size; 0 when the
+/// process was not started by a launcher. `getenv` is injected for tests.
 int mpi_launch_size(const std::function<const char*(const char*)>& getenv);
 
 /// Number of distinct names (e.g. hostnames of all ranks).

@@ -37,7 +37,8 @@ TEST_CASE("MPI launches are recognized from the environment", "[cuda-tools]") {
   };
   CHECK(size_with({}) == 0);
   CHECK(size_with({{"OMPI_COMM_WORLD_SIZE", "8"}}) == 8);
-  CHECK(size_with({{"PMI_SIZE", "junk"}, {"PMIX_SIZE", "16"}}) == 16);
+  CHECK(size_with({{"PMI_SIZE", "junk"}, {"MV2_COMM_WORLD_SIZE", "16"}}) == 16);
+  CHECK(size_with({{"PMIX_RANK", "3"}}) == 1);
 }
 
 TEST_CASE("topology text names ranks, hosts, GPUs and P2P access", "[cuda-tools]") {
