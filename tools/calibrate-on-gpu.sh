@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Measures this GPU machine for fabricsim's calibration: builds fabricsim-gemm-bench and
+# fabricsim-nccl-bench for the local GPU, times a GEMM shape sweep (bf16 and fp8, square and
+# transformer shapes; about 2 minutes on an H100-class GPU) and the NCCL collectives over all local
+# GPUs from 8 B to 1 GiB, and writes gemm.json and nccl.json into the output folder.
+#
+#   tools/calibrate-on-gpu.sh [OUTPUT_DIR]     (default: calibration-run-YYYYmmdd-HHMMSS)
+#
+# Environment: FABRICSIM_BUILD_DIR (default <repo>/build-calibration), FABRICSIM_BASE_PRESET (the
+# preset the later fit step starts from; guessed from the GPU name when unset).
+# Multi-node NCCL runs are not driven from here: see tools/cuda/README.md (mpirun).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:-calibration-run-$(date +%Y%m%d-%H%M%S)}"
+build="${FABRICSIM_BUILD_DIR:-$repo/build-calibration}"
+
+die() {
+  echo "calibrate-on-gpu: $*" >&2
+  exit 2
+}
+
+command -v nvidia-smi >/dev/null || die "nvidia-smi not found: run this on a machine with NVIDIA GPUs"
+command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] ||
+  die "nvcc not found: install the CUDA toolkit (or put its bin/ on PATH)"
+[[ -x /usr/local/cuda/bin/nvcc ]] && export PATH="$PATH:/usr/local/cuda/bin"
+
+# GPUs this run may use: CUDA_VISIBLE_DEVICES when set, else every GPU nvidia-smi lists.
+if [[ -n "${CUDA_VISIBLE_DEVICES:-}" ]]; then
+  IFS=',' read -r -a visible <<<"$CUDA_VISIBLE_DEVICES"
+  gpus=${#visible[@]}
+else
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+fi
+((gpus > 0)) || die "no GPU visible (nvidia-smi -L lists none)"
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+echo "calibrate-on-gpu: $gpus x $gpu_name; results in $out"
+
+# ---- Build ------------------------------------------------------------------------------------
+# CMake >= 3.24 can target exactly the local GPU; older ones get Hopper (sm_90).
+cmake_version=$(cmake --version | head -n 1 | awk '{print $3}')
+if printf '%s\n' 3.24 "$cmake_version" | sort -V -C; then arch=native; else arch=90; fi
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$repo" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DFABRICSIM_BENCH=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="$arch"
+cmake --build "$build" --parallel "$(nproc)" \
+  --target fabricsim-gemm-bench fabricsim-nccl-bench fabricsim
+gemm_bench="$build/tools/cuda/fabricsim-gemm-bench"
+nccl_bench="$build/tools/cuda/fabricsim-nccl-bench"
+[[ -x "$gemm_bench" && -x "$nccl_bench" ]] ||
+  die "the CUDA tools were not built (see the 'CUDA tools:' lines of the cmake output above)"
+
+# ---- GEMM shapes ------------------------------------------------------------------------------
+# Square sizes, then per hidden size h and token count T the GEMMs of a transformer layer:
+# QKV (T x 3h x h), attention output (T x h x h), MLP up (T x 4h x h), MLP down (T x h x 4h) and
+# the MLP weight gradient (4h x h x T); in bf16 and fp8. bf16 also gets batched attention GEMMs
+# (QK^T and PV, head dim 128) and tf32 a few squares.
+shapes="$out/gemm-shapes.json"
+{
+  rows=()
+  add() { rows+=("{\"m\": $1, \"n\": $2, \"k\": $3, \"batch\": $4, \"dtype\": \"$5\"}"); }
+  for dtype in bf16 fp8; do
+    for s in 256 512 1024 2048 3072 4096 6144 8192 12288 16384; do add "$s" "$s" "$s" 1 "$dtype"; done
+    for h in 2048 4096 5120 6144 8192 12288 16384; do
+      for t in 1024 2048 4096 8192 16384; do
+        add "$t" $((3 * h)) "$h" 1 "$dtype"
+        add "$t" "$h" "$h" 1 "$dtype"
+        add "$t" $((4 * h)) "$h" 1 "$dtype"
+        add "$t" "$h" $((4 * h)) 1 "$dtype"
+        add $((4 * h)) "$h" "$t" 1 "$dtype"
+      done
+    done
+  done
+  for s in 1024 2048 4096 8192; do
+    for b in 32 64; do
+      add "$s" "$s" 128 "$b" bf16
+      add "$s" 128 "$s" "$b" bf16
+    done
+  done
+  for s in 1024 4096 8192; do add "$s" "$s" "$s" 1 tf32; done
+  printf '{"shapes": [\n'
+  for i in "${!rows[@]}"; do
+    sep=","
+    ((i == ${#rows[@]} - 1)) && sep=""
+    printf '  %s%s\n' "${rows[$i]}" "$sep"
+  done
+  printf ']}\n'
+} >"$shapes"
+
+# ---- Measure ----------------------------------------------------------------------------------
+start=$SECONDS
+"$gemm_bench" --shapes "$shapes" --warmup 10 --iters 50 -o "$out/gemm.json" 2>&1 |
+  tee "$out/gemm.log"
+echo "calibrate-on-gpu: GEMM sweep took $((SECONDS - start)) s"
+
+start=$SECONDS
+"$nccl_bench" -g "$gpus" -b 8 -e 1G -f 2 --warmup 5 --iters 20 -o "$out/nccl.json" 2>&1 |
+  tee "$out/nccl.log"
+echo "calibrate-on-gpu: NCCL sweep took $((SECONDS - start)) s"
+
+# ---- HOOK: fit a calibration profile (later step) ---------------------------------------------
+# `fabricsim calibrate fit` does not exist yet. Once the built fabricsim offers it (its help names
+# --gemm), this runs it; until then it prints the command to run.
+base="${FABRICSIM_BASE_PRESET:-}"
+if [[ -z "$base" ]]; then
+  case "$gpu_name" in
+    *H200*) base=dgx-h200 ;;
+    *H100*) base=dgx-h100 ;;
+    *A100*80GB*) base=dgx-a100-80gb ;;
+    *A100*) base=dgx-a100-40gb ;;
+  esac
+fi
+fabricsim="$build/tools/fabricsim/fabricsim"
+fit=(calibrate fit --gemm "$out/gemm.json" --nccl "$out/nccl.json" --base "${base:-<preset>}"
+  -o "$out/profile.json")
+fit_help=""
+[[ -x "$fabricsim" ]] && fit_help=$("$fabricsim" calibrate fit --help 2>&1 || true)
+if [[ "$fit_help" == *--gemm* && -n "$base" ]]; then
+  "$fabricsim" "${fit[@]}"
+  echo "calibrate-on-gpu: wrote $out/profile.json"
+else
+  echo "calibrate-on-gpu: measurements done. Next step (not available in this build yet):"
+  echo "  fabricsim ${fit[*]}"
+fi
+# ---- end of HOOK ------------------------------------------------------------------------------
