@@ -88,9 +88,14 @@ TEST_CASE("every route conserves the flow at each node", "[routing][invariant]")
 TEST_CASE("multi-plane fabrics forward across planes over NVLink", "[routing]") {
   const Topology t = preset("dgx-h800", 16);
   Router router(t, RoutingStrategy::ecmp);
-  const auto& r = router.route(0, 9);  // plane 0 -> plane 1
+  // Plane 0 -> plane 2: GPU 0 hands the data over NVLink to GPU 2, whose NIC is in plane 2.
+  const auto& r = router.route(0, 10);
   CHECK(count_kind(t, r, NodeKind::nvswitch, 1) == 4);
   CHECK(count_kind(t, r, NodeKind::switch_, 2) == 0);
+  // Plane 0 -> plane 1: NIC 1 sits under GPU 0's own PCIe switch, so no NVLink hop is needed.
+  const auto& sibling = router.route(0, 9);
+  CHECK(count_kind(t, sibling, NodeKind::nvswitch, 1) == 0);
+  CHECK(count_kind(t, sibling, NodeKind::nic, 0) == 2);
 }
 
 TEST_CASE("routes are deterministic and the seed changes ECMP choices", "[routing]") {
