@@ -18,8 +18,10 @@ double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, bool full) {
   base.max_efficiency = std::clamp(sigmoid(x[0]), 1e-3, 0.999);
   if (full) {
-    base.k_half = std::exp(x[1]);
-    base.launch = sim::Time::from_us(std::exp(x[2]));
+    // Bounded: K/(K + k_half) is a pipeline-fill effect of tens to a few thousand elements, and
+    // a launch takes between 0.5 and 50 us.
+    base.k_half = std::exp(std::clamp(x[1], std::log(16.0), std::log(4096.0)));
+    base.launch = sim::Time::from_us(std::exp(std::clamp(x[2], std::log(0.5), std::log(50.0))));
   }
   base.fitted = true;
   return base;

@@ -66,6 +66,8 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
            {{"gemm", gemm},
             {"attention_forward_efficiency", c.attention_forward_efficiency},
             {"attention_backward_efficiency", c.attention_backward_efficiency},
+            {"attention_span_half", c.attention_span_half},
+            {"kernel_gap", time_string(c.kernel_gap)},
             {"memory_efficiency", c.memory_efficiency},
             {"kernel_launch", time_string(c.kernel_launch)},
             {"comm_sm_contention", c.comm_sm_contention},
@@ -127,6 +129,9 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
     p.compute.attention_forward_efficiency = c.required("attention_forward_efficiency").as_fraction();
     p.compute.attention_backward_efficiency =
         c.required("attention_backward_efficiency").as_fraction();
+    p.compute.attention_span_half = c.required("attention_span_half").as_number();
+    if (p.compute.attention_span_half < 0) c.required("attention_span_half").fail("a non-negative number");
+    p.compute.kernel_gap = c.required("kernel_gap").as_time_or_zero();
     p.compute.memory_efficiency = c.required("memory_efficiency").as_fraction();
     p.compute.kernel_launch = c.required("kernel_launch").as_time_or_zero();
     p.compute.comm_sm_contention = c.required("comm_sm_contention").as_number();

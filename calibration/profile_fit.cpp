@@ -46,6 +46,7 @@ const std::map<std::string, std::string>& system_donors() {
 struct GpuFit {
   std::map<Precision, models::GemmParams> params;
   std::map<std::string, FitQuality> quality;
+  std::map<Precision, int> points;
   std::vector<std::string> notes;
 };
 
@@ -71,12 +72,18 @@ GpuFit fit_gpu(const topologies::GpuSpec& gpu, const std::vector<GemmMeasurement
       }
       const GemmFitResult fit = fit_gemm(gpu, p, data, base);
       out.params[p] = fit.params;
+      out.points[p] = static_cast<int>(data.size());
       out.quality[std::string(topologies::to_string(p))] = fit.quality;
       base.gemm_for(p) = fit.params;
       if (rich && !shape) shape = fit.params;
     }
   }
   return out;
+}
+
+bool donor_has_rich(const std::map<std::string, GpuFit>& fits, const std::string& id, Precision p) {
+  const auto it = fits.find(id);
+  return it != fits.end() && it->second.points.count(p) && it->second.points.at(p) >= 6;
 }
 
 }  // namespace
@@ -164,10 +171,18 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     for (size_t i = 0; i < p.compute.gemm.size(); ++i) {
       const Precision prec = static_cast<Precision>(i);
       if (gpu.peak_tflops(prec) <= 0) continue;
+      // A GPU's own fit is used when it rests on enough shapes; with one or two best-case
+      // (MAMF) points, a sibling die's fit of the same precision is the better estimate.
+      const auto own = gpu_fits.find(gpu.id);
+      const bool own_rich = own != gpu_fits.end() && own->second.points.count(prec) &&
+                            own->second.points.at(prec) >= 6;
       std::string id = gpu.id;
       for (int depth = 0; depth < 4 && !id.empty(); ++depth) {
         const auto fit = gpu_fits.find(id);
-        if (fit != gpu_fits.end() && fit->second.params.count(prec)) {
+        const bool usable = fit != gpu_fits.end() && fit->second.params.count(prec) &&
+                            (own_rich || id != gpu.id || !gpu_donors().count(gpu.id) ||
+                             !donor_has_rich(gpu_fits, gpu_donors().at(gpu.id), prec));
+        if (usable) {
           p.compute.gemm[i] = fit->second.params.at(prec);
           if (id == gpu.id) {
             const auto q = fit->second.quality.find(std::string(topologies::to_string(prec)));

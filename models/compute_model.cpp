@@ -66,11 +66,12 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 }
 
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                         double flops, bool backward) {
+                         double flops, bool backward, double span) {
   if (flops <= 0) return 0.0;
   const double eff = backward ? profile.attention_backward_efficiency
                               : profile.attention_forward_efficiency;
-  return flops / (peak_flops(gpu, Precision::bf16) * eff);
+  const double ramp = span > 0 ? span / (span + profile.attention_span_half) : 1.0;
+  return flops / (peak_flops(gpu, Precision::bf16) * eff * ramp);
 }
 
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,

@@ -18,9 +18,10 @@ double gemm_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profil
 double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                        topologies::Precision precision, double m, double n, double k,
                        double batch = 1);
-/// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores).
+/// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores), each query
+/// attending `span` keys (efficiency ramps up with the span; 0 = long).
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                         double flops, bool backward);
+                         double flops, bool backward, double span = 0);
 /// Seconds for a memory-bound kernel moving `bytes` (reads + writes).
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes);
 

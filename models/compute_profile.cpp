@@ -8,15 +8,27 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu) {
   // Ampere tile) and 75% of peak as the large-GEMM ceiling, the middle of the 71-87% that the
   // maximum-achievable-matmul (MAMF) search reaches on A100..GB200 (dev-gemm.json, stas00 table).
   for (GemmParams& g : p.gemm) g = GemmParams{};
-  // Attention: FlashAttention-2 reaches 50-73% of peak forward on A100 and less backward
-  // (Dao 2023, arXiv:2307.08691); 0.6 / 0.45 are used for every generation.
-  p.attention_forward_efficiency = 0.6;
-  p.attention_backward_efficiency = 0.45;
+  // Attention: FlashAttention-2 reaches 50-73% of peak forward on A100 and less backward (Dao
+  // 2023, arXiv:2307.08691): 0.65 / 0.5. On Hopper, FlashAttention-2 reaches only ~35% and
+  // FlashAttention-3 75% (Shah et al. 2024, arXiv:2407.08608); Triton's FA2 kernel measures 430-477
+  // TFLOP/s forward at head dim 128 (pytorch/benchmark ff65cb67): 0.5 / 0.4 for the 2024 stacks
+  // (cuDNN/FA2-class), also used for Blackwell until measured. The same Triton data (329 TFLOP/s at
+  // 512 keys, 477 at 16k) give the sequence ramp: span / (span + 220).
+  if (gpu.generation == topologies::GpuGeneration::ampere) {
+    p.attention_forward_efficiency = 0.65;
+    p.attention_backward_efficiency = 0.5;
+  } else {
+    p.attention_forward_efficiency = 0.5;
+    p.attention_backward_efficiency = 0.4;
+  }
+  p.attention_span_half = 220;
   // Memory-bound kernels: a device-to-device copy moved 4.3 of the H200's 4.8 TB/s (0.9) on this
   // workplace's H200 (../.library/device/KINDS.md); fused elementwise kernels reach less: 0.8.
   p.memory_efficiency = 0.8;
   // Eager PyTorch issues a kernel every few microseconds (op dispatch + cudaLaunchKernel).
   p.kernel_launch = sim::Time::from_us(4);
+  // Between dependent kernels a GPU idles ~1-3 us (drain, launch, ramp-up): 2 us.
+  p.kernel_gap = sim::Time::from_us(2);
   p.comm_sm_contention = 1.0;
   p.source = "defaults (" + gpu.id + "): FlashAttention-2 efficiencies, 0.8 of HBM, 4 us launches";
   return p;

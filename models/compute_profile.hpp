@@ -32,10 +32,14 @@ struct ComputeProfile {
   /// the forward's matmul FLOPs at lower efficiency).
   double attention_forward_efficiency = 0.6;
   double attention_backward_efficiency = 0.45;
+  /// Attention efficiency grows with the keys each query attends: x span / (span + this).
+  double attention_span_half = 220;
   /// Fraction of HBM bandwidth that memory-bound kernels (norms, activations, optimizer) reach.
   double memory_efficiency = 0.85;
   /// CPU time to issue one kernel: GPU work shorter than this is launch-bound (eager PyTorch).
   sim::Time kernel_launch = sim::Time::from_us(4);
+  /// GPU time between dependent kernels on one stream (drain, launch, ramp-up).
+  sim::Time kernel_gap = sim::Time::from_us(2);
   /// Compute slows down while communication kernels hold SMs: factor = 1 - channels/SMs x this.
   double comm_sm_contention = 1.0;
   std::string source;

@@ -40,7 +40,7 @@ struct ParallelPlan {
   int zero = 1;  ///< 0 plain DP, 1 distributed optimizer, 2 + sharded grads, 3 FSDP
   Recompute recompute = Recompute::selective;
   int micro_batch = 1;
-  bool tp_comm_overlap = false;      ///< overlap TP collectives with the GEMMs they feed
+  bool tp_comm_overlap = true;       ///< overlap TP collectives with their GEMMs (needs SP)
   bool dp_comm_overlap = true;       ///< overlap gradient reduction with backward compute
   bool param_gather_overlap = true;  ///< overlap ZeRO parameter all-gather with forward
   double bucket_bytes = 0;           ///< gradient bucket size; 0 = one bucket per layer

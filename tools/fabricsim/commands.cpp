@@ -8,6 +8,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(make_collective_command());
   out.push_back(make_validate_command());
   out.push_back(make_calibrate_command());
+  out.push_back(make_run_command());
   return out;
 }
 

@@ -26,5 +26,6 @@ std::unique_ptr<Command> make_topology_command();
 std::unique_ptr<Command> make_collective_command();
 std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_calibrate_command();
+std::unique_ptr<Command> make_run_command();
 
 }  // namespace fabricsim::tools

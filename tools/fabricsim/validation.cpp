@@ -15,6 +15,9 @@
 #include "tools/fabricsim/profile_options.hpp"
 #include "topologies/router.hpp"
 #include "topologies/spec_error.hpp"
+#include "tools/fabricsim/scenario.hpp"
+#include "tools/fabricsim/training_case.hpp"
+#include "tools/fabricsim/training_run.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -102,6 +105,35 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
 }
 
+void validate_training(const calibration::Case& c, const ValidationOptions& options,
+                       ValidationReport& report) {
+  nlohmann::json doc = training_case_scenario(c);
+  if (!options.calibration.empty()) doc["calibration"] = options.calibration;
+  const sim::JsonDocument parsed(doc, "case " + c.id);
+  const Scenario scenario = read_scenario(parsed.root());
+  const TrainingReport r = run_training(scenario);
+  const TrainingMetrics& m = r.metrics;
+  const std::string detail =
+      fmt::format("step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
+                  100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() /
+                      r.memory.capacity,
+                  r.memory.fits ? "" : " (does not fit)");
+  auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
+    if (!measured) return;
+    report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, *measured,
+                           (predicted - *measured) / *measured, detail});
+  };
+  add("tflops_per_gpu", c.measured.tflops_per_gpu, m.model_tflops_per_gpu);
+  add("hw_tflops_per_gpu", c.measured.hw_tflops_per_gpu, m.hw_tflops_per_gpu);
+  add("mfu", c.measured.mfu, m.mfu);
+  add("hfu", c.measured.hfu, m.hfu);
+  add("step_time_s", c.measured.step_time_s, m.step_time_s);
+  add("tokens_per_s_per_gpu", c.measured.tokens_per_s_per_gpu, m.tokens_per_s_per_gpu);
+  if (c.measured.time_to_train_min) {
+    report.skipped.push_back({c.id, "time_to_train_min needs the benchmark's token target"});
+  }
+}
+
 }  // namespace
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
@@ -118,13 +150,15 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
           report.skipped.push_back({c.id, "GEMM cases are not validated yet"});
           break;
         case calibration::CaseKind::training:
-          report.skipped.push_back({c.id, "training cases are not validated yet"});
+          validate_training(c, options, report);
           break;
       }
     } catch (const models::AlgorithmUnavailable& e) {
       report.skipped.push_back({c.id, e.what()});
     } catch (const topologies::SpecError& e) {
       report.skipped.push_back({c.id, fmt::format("cannot build the system: {}", e.what())});
+    } catch (const sim::InputError& e) {
+      report.skipped.push_back({c.id, fmt::format("not a valid scenario: {}", e.what())});
     }
   }
   return report;

@@ -1,0 +1,335 @@
+#include "models/parallel_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "sim/input_error.hpp"
+
+namespace fabricsim::models {
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(TrainingTask t) {
+  switch (t) {
+    case TrainingTask::pretrain:
+      return "pretrain";
+    case TrainingTask::sft:
+      return "sft";
+    case TrainingTask::lora:
+      return "lora";
+  }
+  return "?";
+}
+
+std::string_view to_string(ParallelDim d) {
+  switch (d) {
+    case ParallelDim::tp:
+      return "tp";
+    case ParallelDim::cp:
+      return "cp";
+    case ParallelDim::dp:
+      return "dp";
+    case ParallelDim::pp:
+      return "pp";
+  }
+  return "?";
+}
+
+std::string_view to_string(GroupKind g) {
+  switch (g) {
+    case GroupKind::tp:
+      return "tp";
+    case GroupKind::cp:
+      return "cp";
+    case GroupKind::dp:
+      return "dp";
+    case GroupKind::pp:
+      return "pp";
+    case GroupKind::ep:
+      return "ep";
+    case GroupKind::edp:
+      return "edp";
+  }
+  return "?";
+}
+
+std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text) {
+  std::array<ParallelDim, 4> out{};
+  size_t n = 0;
+  std::stringstream ss(text);
+  std::string item;
+  bool seen[4] = {false, false, false, false};
+  while (std::getline(ss, item, '-')) {
+    if (item == "ep") continue;
+    ParallelDim d;
+    if (item == "tp") {
+      d = ParallelDim::tp;
+    } else if (item == "cp") {
+      d = ParallelDim::cp;
+    } else if (item == "dp") {
+      d = ParallelDim::dp;
+    } else if (item == "pp") {
+      d = ParallelDim::pp;
+    } else {
+      return std::nullopt;
+    }
+    if (n >= 4 || seen[static_cast<int>(d)]) return std::nullopt;
+    seen[static_cast<int>(d)] = true;
+    out[n++] = d;
+  }
+  if (n != 4) return std::nullopt;
+  return out;
+}
+
+int micro_batches(const ParallelPlan& plan, const TrainingConfig& training) {
+  return training.global_batch / (plan.dp * plan.micro_batch);
+}
+
+void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
+                   const TransformerConfig& model, int gpus, const std::string& where,
+                   const std::string& path) {
+  auto fail = [&](const std::string& field, const std::string& message) {
+    throw sim::InputError(where, path + field, message);
+  };
+  for (auto [name, value] : {std::pair{"tp", plan.tp}, {"pp", plan.pp}, {"dp", plan.dp},
+                             {"cp", plan.cp}, {"ep", plan.ep}, {"vp", plan.vp},
+                             {"micro_batch", plan.micro_batch}}) {
+    if (value < 1) fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
+  }
+  if (plan.gpus() != gpus) {
+    fail("", fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
+                         plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
+  }
+  if (plan.zero < 0 || plan.zero > 3) fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
+  if (model.heads % plan.tp != 0) {
+    fail("/tp", fmt::format("{} attention heads do not divide by tp = {}", model.heads, plan.tp));
+  }
+  if (!model.mla && plan.tp > model.kv_heads && plan.tp % model.kv_heads != 0) {
+    fail("/tp", fmt::format("{} key/value heads cannot be split or replicated over tp = {}",
+                            model.kv_heads, plan.tp));
+  }
+  if (!model.mla && plan.tp <= model.kv_heads && model.kv_heads % plan.tp != 0) {
+    fail("/tp", fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
+  }
+  const int virtual_stages = plan.pp * plan.vp;
+  if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
+    fail("/pp", fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
+                            "\"balanced_pipeline\": true to let the first and last stages take "
+                            "fewer layers)",
+                            model.layers, plan.pp, plan.vp));
+  }
+  if (model.layers < virtual_stages) {
+    fail("/pp", fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers,
+                            virtual_stages));
+  }
+  if (model.moe) {
+    if (model.moe->experts % plan.ep != 0) {
+      fail("/ep", fmt::format("{} experts do not divide by ep = {}", model.moe->experts, plan.ep));
+    }
+    if ((plan.tp * plan.cp * plan.dp) % plan.ep != 0) {
+      fail("/ep", fmt::format("ep = {} does not divide the tp x cp x dp = {} ranks of a stage",
+                              plan.ep, plan.tp * plan.cp * plan.dp));
+    }
+  } else if (plan.ep > 1) {
+    fail("/ep", "expert parallelism needs an MoE model");
+  }
+  if (training.global_batch < 1) {
+    throw sim::InputError(where, "/training/global_batch", "expected a positive global batch");
+  }
+  if (training.global_batch % (plan.dp * plan.micro_batch) != 0) {
+    throw sim::InputError(
+        where, "/training/global_batch",
+        fmt::format("the global batch of {} sequences does not divide into dp x micro_batch = {} "
+                    "x {}",
+                    training.global_batch, plan.dp, plan.micro_batch));
+  }
+  const int m = micro_batches(plan, training);
+  if (plan.vp > 1 && m % plan.pp != 0) {
+    fail("/vp", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
+                            m, plan.pp));
+  }
+  const int seq = training.seq_len > 0 ? training.seq_len : model.seq_len;
+  const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
+  if (seq % cp_chunks != 0) {
+    fail("/cp", fmt::format("the sequence of {} tokens does not divide into {} context-parallel "
+                            "chunks",
+                            seq, cp_chunks));
+  }
+  if (plan.sequence_parallel && plan.tp > 1 && (seq / plan.cp) % plan.tp != 0) {
+    fail("/sequence_parallel",
+         fmt::format("{} tokens per context-parallel rank do not divide by tp = {}", seq / plan.cp,
+                     plan.tp));
+  }
+}
+
+Placement::Placement(const ParallelPlan& plan, int gpus) : plan_(plan), gpus_(gpus) {
+  int stride = 1;
+  for (ParallelDim d : plan.order) {
+    stride_[static_cast<size_t>(d)] = stride;
+    switch (d) {
+      case ParallelDim::tp:
+        stride *= plan.tp;
+        break;
+      case ParallelDim::cp:
+        stride *= plan.cp;
+        break;
+      case ParallelDim::dp:
+        stride *= plan.dp;
+        break;
+      case ParallelDim::pp:
+        stride *= plan.pp;
+        break;
+    }
+  }
+}
+
+Coordinates Placement::coordinates(int rank) const {
+  Coordinates c;
+  auto coord = [&](ParallelDim d, int size) {
+    return (rank / stride_[static_cast<size_t>(d)]) % size;
+  };
+  c.tp = coord(ParallelDim::tp, plan_.tp);
+  c.cp = coord(ParallelDim::cp, plan_.cp);
+  c.dp = coord(ParallelDim::dp, plan_.dp);
+  c.pp = coord(ParallelDim::pp, plan_.pp);
+  c.flat = c.tp + plan_.tp * (c.cp + plan_.cp * c.dp);
+  return c;
+}
+
+int Placement::rank_of(const Coordinates& c) const {
+  return c.tp * stride_[static_cast<size_t>(ParallelDim::tp)] +
+         c.cp * stride_[static_cast<size_t>(ParallelDim::cp)] +
+         c.dp * stride_[static_cast<size_t>(ParallelDim::dp)] +
+         c.pp * stride_[static_cast<size_t>(ParallelDim::pp)];
+}
+
+std::vector<uint32_t> Placement::group(GroupKind kind, int rank) const {
+  const Coordinates base = coordinates(rank);
+  std::vector<uint32_t> out;
+  auto with_flat = [&](int flat) {
+    Coordinates c = base;
+    c.tp = flat % plan_.tp;
+    c.cp = (flat / plan_.tp) % plan_.cp;
+    c.dp = flat / (plan_.tp * plan_.cp);
+    return static_cast<uint32_t>(rank_of(c));
+  };
+  switch (kind) {
+    case GroupKind::tp:
+      for (int i = 0; i < plan_.tp; ++i) {
+        Coordinates c = base;
+        c.tp = i;
+        out.push_back(static_cast<uint32_t>(rank_of(c)));
+      }
+      break;
+    case GroupKind::cp:
+      for (int i = 0; i < plan_.cp; ++i) {
+        Coordinates c = base;
+        c.cp = i;
+        out.push_back(static_cast<uint32_t>(rank_of(c)));
+      }
+      break;
+    case GroupKind::dp:
+      for (int i = 0; i < plan_.dp; ++i) {
+        Coordinates c = base;
+        c.dp = i;
+        out.push_back(static_cast<uint32_t>(rank_of(c)));
+      }
+      break;
+    case GroupKind::pp:
+      for (int i = 0; i < plan_.pp; ++i) {
+        Coordinates c = base;
+        c.pp = i;
+        out.push_back(static_cast<uint32_t>(rank_of(c)));
+      }
+      break;
+    case GroupKind::ep: {
+      const int first = base.flat / plan_.ep * plan_.ep;
+      for (int i = 0; i < plan_.ep; ++i) out.push_back(with_flat(first + i));
+      break;
+    }
+    case GroupKind::edp: {
+      // Same position inside their EP groups: these ranks hold the same experts.
+      const int stage_ranks = plan_.tp * plan_.cp * plan_.dp;
+      for (int f = base.flat % plan_.ep; f < stage_ranks; f += plan_.ep) out.push_back(with_flat(f));
+      break;
+    }
+  }
+  return out;
+}
+
+int Placement::stage_representative(int stage) const {
+  Coordinates c;
+  c.pp = stage;
+  return rank_of(c);
+}
+
+std::vector<std::vector<uint32_t>> Placement::stage_groups(GroupKind kind, int stage) const {
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<bool> covered(static_cast<size_t>(gpus_), false);
+  const int stage_ranks = plan_.tp * plan_.cp * plan_.dp;
+  for (int flat = 0; flat < stage_ranks; ++flat) {
+    Coordinates c;
+    c.tp = flat % plan_.tp;
+    c.cp = (flat / plan_.tp) % plan_.cp;
+    c.dp = flat / (plan_.tp * plan_.cp);
+    c.pp = stage;
+    const int r = rank_of(c);
+    if (covered[static_cast<size_t>(r)]) continue;
+    std::vector<uint32_t> g = group(kind, r);
+    for (uint32_t m : g) covered[m] = true;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string Placement::order_string() const {
+  std::string out;
+  for (ParallelDim d : plan_.order) {
+    if (!out.empty()) out += '-';
+    out += to_string(d);
+  }
+  return out;
+}
+
+std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) {
+  const int v = plan.pp * plan.vp;
+  std::vector<int> out(static_cast<size_t>(v), layers / v);
+  int extra = layers - (layers / v) * v;
+  if (extra == 0) return out;
+  // Balanced: every stage takes ceil(layers / v), and the first and last virtual stages (which
+  // also hold the embedding and the LM head) give up the surplus, alternately.
+  const int per = layers / v + 1;
+  std::fill(out.begin(), out.end(), per);
+  int surplus = per * v - layers;
+  for (int i = 0; surplus > 0; ++i) {
+    int& target = i % 2 == 0 ? out.back() : out.front();
+    if (target > 1) {
+      --target;
+      --surplus;
+    } else if (out.front() <= 1 && out.back() <= 1) {
+      break;
+    }
+  }
+  // Whatever is left (tiny models) comes off the middle stages.
+  for (size_t i = 1; surplus > 0 && i + 1 < out.size(); ++i) {
+    if (out[i] > 1) {
+      --out[i];
+      --surplus;
+    }
+  }
+  return out;
+}
+
+}  // namespace fabricsim::models

@@ -1,0 +1,82 @@
+#pragma once
+// Simulates one training step: every simulated rank runs its pipeline stage's schedule on a
+// compute stream, its data-parallel traffic on a second stream, and sends activations and
+// gradients to its pipeline neighbours; all communication shares the links of the real topology
+// (flow backend) or is timed without contention (analytical backend).
+//
+// Symmetry reduction: by default one rank per pipeline stage is simulated; when it launches a
+// collective, every group of the same kind in its stage launches the same one at the same time
+// (their flows share the fabric), and the rank waits for all of them. Groups that stay inside one
+// scale-up domain never share a link with another group of their kind, so only the rank's own
+// instance is simulated for them. With `full_ranks` every GPU runs its own program and
+// collectives start when all their members arrive; tests compare the two.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/collective_model.hpp"
+#include "models/compute_profile.hpp"
+#include "models/parallel_plan.hpp"
+#include "models/system.hpp"
+#include "models/workload.hpp"
+#include "topologies/router.hpp"
+
+namespace fabricsim::models {
+
+struct StepOptions {
+  Backend backend = Backend::flow;
+  topologies::RoutingStrategy routing = topologies::RoutingStrategy::ecmp;
+  bool full_ranks = false;           ///< simulate every GPU instead of one per stage
+  bool pp_all_instances = false;     ///< simulate every pipeline's sends, not one pipeline's
+  bool trace = false;                ///< record compute/comm intervals for a Chrome trace
+  int busiest_links = 8;
+};
+
+/// Where one stage's time went (seconds), as seen by its compute stream.
+struct StageBreakdown {
+  double compute = 0;     ///< compute kernels (GEMMs, attention, memory-bound)
+  double exposed_tp = 0;  ///< waiting for TP / CP / EP collectives inside passes
+  double exposed_cp = 0;
+  double exposed_ep = 0;
+  double exposed_pp = 0;  ///< waiting for an activation/gradient in transit
+  double bubble = 0;      ///< waiting for the neighbouring stage to produce it
+  double exposed_dp = 0;  ///< waiting for parameter gathers and gradient reductions
+  double optimizer = 0;
+  double end = 0;         ///< when this stage finished the step
+};
+
+struct LinkUse {
+  std::string name;
+  std::string kind;
+  double bytes = 0;
+  double utilization = 0;  ///< bytes / (usable capacity x step time)
+};
+
+struct TraceEvent {
+  std::string name;
+  std::string track;  ///< "stage 3 compute", "link leaf0>spine1"
+  int pid = 0;
+  double start_us = 0;
+  double duration_us = 0;
+};
+
+struct StepResult {
+  double step_seconds = 0;
+  std::vector<StageBreakdown> stages;
+  int critical_stage = 0;  ///< the stage whose breakdown is reported as the step's
+  std::vector<LinkUse> busiest_links;
+  uint64_t events = 0;
+  uint64_t flows = 0;
+  size_t simulated_ranks = 0;
+  std::vector<TraceEvent> trace;
+};
+
+StepResult simulate_step(const System& system, const CollectiveProfile& collective,
+                         const Workload& workload, const ParallelPlan& plan,
+                         const StepOptions& options);
+
+/// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and per busy link.
+nlohmann::json trace_to_json(const StepResult& result);
+
+}  // namespace fabricsim::models

@@ -1,0 +1,664 @@
+#include "models/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/compute_model.hpp"
+
+namespace fabricsim::models {
+namespace {
+
+using topologies::Precision;
+
+constexpr double kActivationBytes = 2.0;  // bf16 activations and activation gradients
+
+/// Per-rank shapes of one layer under the plan.
+struct Shapes {
+  double tokens;        ///< T: tokens of a micro-batch on one context-parallel rank
+  double norm_tokens;   ///< tokens in the sequence-parallel regions (T / tp with SP)
+  double moe_tokens;    ///< tokens entering an MoE block on one rank
+  double hidden;
+  double q_heads;       ///< local query heads
+  double kv_heads;      ///< local key/value heads
+  double head_dim;      ///< q/k width (MLA: nope + rope)
+  double v_dim;
+  double ffn;           ///< local dense MLP width
+  double attention_span;  ///< keys each query attends to before the causal halving
+  int tp, cp, ep;
+  bool sp;
+  bool gated;
+};
+
+/// Builds pass programs: durations from the compute model, floor at the kernel launch time.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double slowdown)
+      : gpu_(gpu), profile_(profile), slowdown_(slowdown) {}
+
+  void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
+    if (m <= 0 || n <= 0 || k <= 0) return;
+    const double s = gemm_seconds(gpu_, profile_, p, m, n, k, batch);
+    compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
+  }
+  void attention(const char* name, double flops, bool backward, double span) {
+    compute(name, ComputeKind::attention, attention_seconds(gpu_, profile_, flops, backward, span),
+            flops);
+  }
+  void memory(const char* name, double bytes) {
+    if (bytes <= 0) return;
+    compute(name, ComputeKind::memory, memory_seconds(gpu_, profile_, bytes), 0);
+  }
+  void comm(GroupKind group, CollectiveOp op, double bytes) {
+    WorkOp w;
+    w.kind = WorkOp::Kind::comm;
+    w.name = "comm";
+    w.group = group;
+    w.op = op;
+    w.bytes = bytes;
+    program_.ops.push_back(w);
+  }
+  /// Starts a collective that overlaps the compute ops `body` adds; they run slower while it
+  /// holds SMs.
+  template <class Body>
+  void overlapped(GroupKind group, CollectiveOp op, double bytes, Body body) {
+    WorkOp start;
+    start.kind = WorkOp::Kind::comm_start;
+    start.name = "comm";
+    start.group = group;
+    start.op = op;
+    start.bytes = bytes;
+    start.slot = next_slot_;
+    program_.ops.push_back(start);
+    const double saved = contended_;
+    contended_ = slowdown_;
+    body();
+    contended_ = saved;
+    WorkOp wait;
+    wait.kind = WorkOp::Kind::comm_wait;
+    wait.name = "wait";
+    wait.slot = next_slot_++;
+    program_.ops.push_back(wait);
+  }
+  void marker(WorkOp::Kind kind, int bucket) {
+    WorkOp w;
+    w.kind = kind;
+    w.name = kind == WorkOp::Kind::param_gate ? "param_gate" : "bucket_ready";
+    w.slot = bucket;
+    program_.ops.push_back(w);
+  }
+  PassProgram take() { return std::move(program_); }
+  /// Scales every compute duration (SM contention of an overlapped data-parallel reduction).
+  static PassProgram slowed(PassProgram p, double factor) {
+    p.compute_seconds = 0;
+    for (WorkOp& op : p.ops) {
+      if (op.kind == WorkOp::Kind::compute) {
+        op.seconds *= factor;
+        p.compute_seconds += op.seconds;
+      }
+    }
+    return p;
+  }
+
+ private:
+  void compute(const char* name, ComputeKind kind, double seconds, double flops) {
+    WorkOp w;
+    w.kind = WorkOp::Kind::compute;
+    w.name = name;
+    w.compute = kind;
+    w.seconds = std::max(seconds * (1.0 + contended_) + profile_.kernel_gap.s(),
+                         profile_.kernel_launch.s());
+    w.flops = flops;
+    program_.ops.push_back(w);
+    program_.compute_seconds += w.seconds;
+    program_.flops += flops;
+  }
+
+  const topologies::GpuSpec& gpu_;
+  const ComputeProfile& profile_;
+  double slowdown_;
+  double contended_ = 0;
+  int next_slot_ = 0;
+  PassProgram program_;
+};
+
+/// The linear-layer GEMM precision of a training precision.
+Precision linear_precision(Precision p) { return p; }
+
+bool low_precision(Precision p) {
+  return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
+}
+
+struct LayerParams {
+  double dense = 0;
+  double expert = 0;
+  double lora = 0;
+};
+
+/// Parameters of layer `layer` held by one rank.
+LayerParams layer_params(const TransformerConfig& m, const Shapes& s, int layer, int lora_rank,
+                         bool lora) {
+  LayerParams p;
+  const double h = m.hidden;
+  const double t = s.tp;
+  double attention;
+  if (m.mla) {
+    const MlaConfig& a = *m.mla;
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank * m.heads * qk / t
+                                       : h * m.heads * qk / t;
+    const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                      a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim) / t;
+    attention = q + kv + m.heads * a.v_head_dim * h / t;
+  } else {
+    const double d = m.head_dim;
+    attention = h * (m.heads + 2.0 * m.kv_heads) * d / t + m.heads * d * h / t;
+  }
+  const double norms = 2 * h;
+  const double gated = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+  p.dense = attention + norms;
+  if (m.moe && is_moe_layer(m, layer)) {
+    const MoeConfig& e = *m.moe;
+    p.dense += h * e.experts;  // router
+    p.dense += e.shared_experts * gated * h * e.shared_expert_ffn / t;
+    p.expert = static_cast<double>(e.experts) / s.ep * gated * h * e.expert_ffn;
+  } else {
+    p.dense += gated * h * m.ffn / t;
+  }
+  if (lora) {
+    // Rank-r adapters on the attention projections and the MLP: r x (in + out) each.
+    const double q = s.q_heads * s.head_dim;
+    p.lora = lora_rank * ((h + q * 3) + (q + h) + 2 * (h + s.ffn) * (gated - 1) + (s.ffn + h));
+  }
+  return p;
+}
+
+struct LayerEmitter {
+  const TransformerConfig& model;
+  const ParallelPlan& plan;
+  const TrainingConfig& training;
+  const Shapes& s;
+  const topologies::GpuSpec& gpu;
+  const ComputeProfile& profile;
+  double slowdown;
+  bool lora;
+
+  Precision lin() const { return linear_precision(training.precision); }
+
+  /// Casts that low-precision GEMMs need: input cast + transpose (forward), gradient cast +
+  /// transpose (backward), 4 bytes per element moved.
+  void cast(ProgramBuilder& b, const char* name, double elements) const {
+    if (!low_precision(training.precision)) return;
+    b.memory(name, 4.0 * elements);
+    b.memory("fp8_scale", 1.0);  // amax reduction and scale update: a launch-bound kernel
+  }
+
+  void tp_gather(ProgramBuilder& b, double elements) const {
+    if (s.tp > 1 && s.sp) b.comm(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes);
+  }
+
+  /// Output of a row-parallel GEMM: reduce-scatter (SP) or all-reduce across TP.
+  void tp_reduce(ProgramBuilder& b, double elements) const {
+    if (s.tp <= 1) return;
+    b.comm(GroupKind::tp, s.sp ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce,
+           elements * kActivationBytes);
+  }
+
+  /// A column-parallel GEMM fed by a TP all-gather; overlapped when the plan asks.
+  template <class Gemm>
+  void gathered_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
+    if (plan.tp_comm_overlap && s.tp > 1 && s.sp) {
+      b.overlapped(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes, gemm);
+    } else {
+      tp_gather(b, elements);
+      gemm();
+    }
+  }
+  /// Backward: a collective overlapped with the GEMM(s) in `body` when the plan overlaps TP
+  /// communication (Transformer Engine's userbuffers pipeline both), else run before it.
+  template <class Body>
+  void with_tp(ProgramBuilder& b, CollectiveOp op, double elements, Body body) const {
+    if (s.tp <= 1) {
+      body();
+      return;
+    }
+    const CollectiveOp actual = s.sp ? op : CollectiveOp::all_reduce;
+    if (!s.sp && op == CollectiveOp::all_gather) {
+      body();  // without sequence parallelism the gradient is already whole
+      return;
+    }
+    if (plan.tp_comm_overlap && s.sp) {
+      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, body);
+    } else {
+      b.comm(GroupKind::tp, actual, elements * kActivationBytes);
+      body();
+    }
+  }
+  template <class Gemm>
+  void reduced_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
+    if (plan.tp_comm_overlap && s.tp > 1 && s.sp) {
+      // The reduce-scatter pipelines behind the GEMM's output chunks.
+      b.overlapped(GroupKind::tp, CollectiveOp::reduce_scatter, elements * kActivationBytes, gemm);
+    } else {
+      gemm();
+      tp_reduce(b, elements);
+    }
+  }
+
+  /// Keys a query attends to on average: half the span for causal masks.
+  double span() const { return s.attention_span * (training.causal ? 0.5 : 1.0); }
+
+  double attention_flops() const {
+    const double causal = training.causal ? 0.5 : 1.0;
+    return 2.0 * s.tokens * s.attention_span * s.q_heads * (s.head_dim + s.v_dim) * causal;
+  }
+
+  void attention_core(ProgramBuilder& b, bool backward) const {
+    const double flops = attention_flops() * (backward ? 2.5 : 1.0);
+    if (s.cp <= 1) {
+      b.attention(backward ? "attn_bwd" : "attn", flops, backward, span());
+      return;
+    }
+    // Ring attention: each step computes on one KV block while the next block travels.
+    const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
+    for (int step = 0; step < s.cp; ++step) {
+      if (step + 1 < s.cp) {
+        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0), [&] {
+          b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
+        });
+      } else {
+        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
+      }
+    }
+  }
+
+  void forward(ProgramBuilder& b, int layer) const {
+    const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
+    const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+    b.memory("norm", 4.0 * Tn * h);
+    gathered_gemm(b, T * h, [&] {
+      cast(b, "cast", T * h);
+      if (model.mla) {
+        const MlaConfig& a = *model.mla;
+        const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+        if (a.q_lora_rank > 0) {
+          b.gemm("q_down", lin(), T, a.q_lora_rank, h);
+          b.gemm("q_up", lin(), T, s.q_heads * qk, a.q_lora_rank);
+        } else {
+          b.gemm("q", lin(), T, s.q_heads * qk, h);
+        }
+        b.gemm("kv_down", lin(), T, a.kv_lora_rank + a.qk_rope_head_dim, h);
+        b.gemm("kv_up", lin(), T, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
+      } else {
+        b.gemm("qkv", lin(), T, qkv_out, h);
+      }
+    });
+    // Rotary position embedding of q and k: read and write both.
+    b.memory("rope", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);
+    attention_core(b, false);
+    reduced_gemm(b, T * h, [&] {
+      cast(b, "cast", T * s.q_heads * s.v_dim);
+      b.gemm("proj", lin(), T, h, s.q_heads * s.v_dim);
+    });
+    b.memory("residual", 6.0 * Tn * h);
+    b.memory("norm", 4.0 * Tn * h);
+    mlp(b, layer, false);
+    b.memory("residual", 6.0 * Tn * h);
+  }
+
+  void mlp(ProgramBuilder& b, int layer, bool backward) const {
+    const double T = s.tokens, h = s.hidden;
+    const double gate = s.gated ? 2.0 : 1.0;
+    if (model.moe && is_moe_layer(model, layer)) {
+      moe(b, backward);
+      return;
+    }
+    if (!backward) {
+      gathered_gemm(b, T * h, [&] {
+        cast(b, "cast", T * h);
+        b.gemm("fc1", lin(), T, gate * s.ffn, h);
+      });
+      b.memory("act", (s.gated ? 6.0 : 4.0) * T * s.ffn);
+      reduced_gemm(b, T * h, [&] {
+        cast(b, "cast", T * s.ffn);
+        b.gemm("fc2", lin(), T, h, s.ffn);
+      });
+      return;
+    }
+    // Backward of fc2 (row-parallel): the output gradient is gathered while dgrad runs.
+    with_tp(b, CollectiveOp::all_gather, T * h, [&] {
+      cast(b, "cast_grad", T * h);
+      b.gemm("fc2_dgrad", lin(), T, s.ffn, h);
+    });
+    if (!lora) b.gemm("fc2_wgrad", lin(), s.ffn, h, T);
+    b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * T * s.ffn);
+    // fc1 (column-parallel): the sequence-sharded input is gathered again during dgrad, and the
+    // input gradient is reduce-scattered during wgrad.
+    auto dgrad = [&] {
+      cast(b, "cast_grad", T * gate * s.ffn);
+      b.gemm("fc1_dgrad", lin(), T, h, gate * s.ffn);
+    };
+    if (!lora) {
+      with_tp(b, CollectiveOp::all_gather, T * h, dgrad);
+      with_tp(b, CollectiveOp::reduce_scatter, T * h,
+              [&] { b.gemm("fc1_wgrad", lin(), h, gate * s.ffn, T); });
+    } else {
+      dgrad();
+      tp_reduce(b, T * h);
+    }
+  }
+
+  void moe(ProgramBuilder& b, bool backward) const {
+    const MoeConfig& e = *model.moe;
+    const double h = s.hidden, Tr = s.moe_tokens;
+    const double gate = s.gated ? 2.0 : 1.0;
+    const double local_experts = static_cast<double>(e.experts) / s.ep;
+    const double capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
+    // Balanced routing: every rank receives the tokens its experts are chosen for.
+    const double routed = Tr * e.top_k * capacity;
+    const double per_expert = routed / local_experts;
+    const double a2a = Tr * e.top_k * h * kActivationBytes;
+    const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
+    auto shared_gemms = [&](bool bwd) {
+      if (shared <= 0) return;
+      if (!bwd) {
+        b.gemm("shared_fc1", lin(), Tr, gate * shared, h);
+        b.memory("act", (s.gated ? 6.0 : 4.0) * Tr * shared);
+        b.gemm("shared_fc2", lin(), Tr, h, shared);
+      } else {
+        b.gemm("shared_fc2_dgrad", lin(), Tr, shared, h);
+        if (!lora) b.gemm("shared_fc2_wgrad", lin(), shared, h, Tr);
+        b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * Tr * shared);
+        b.gemm("shared_fc1_dgrad", lin(), Tr, h, gate * shared);
+        if (!lora) b.gemm("shared_fc1_wgrad", lin(), h, gate * shared, Tr);
+      }
+    };
+    if (!backward) {
+      b.gemm("router", Precision::bf16, Tr, e.experts, h);
+      b.memory("permute", 2.0 * 2.0 * Tr * e.top_k * h);
+      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      cast(b, "cast", routed * h);
+      b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
+      b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+      cast(b, "cast", routed * e.expert_ffn);
+      b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
+      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
+      shared_gemms(false);
+      return;
+    }
+    shared_gemms(true);
+    b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
+    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    cast(b, "cast_grad", routed * h);
+    b.gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
+    if (!lora) b.gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
+    b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+    cast(b, "cast_grad", routed * gate * e.expert_ffn);
+    b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
+    if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
+    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
+    b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
+    if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
+  }
+
+  void backward(ProgramBuilder& b, int layer) const {
+    const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
+    const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+    if (plan.recompute == Recompute::full) forward(b, layer);
+    b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
+    mlp(b, layer, true);
+    b.memory("norm_bwd", 2.0 * 4.0 * Tn * h);
+    b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
+    // proj (row-parallel): gather the output gradient during dgrad.
+    with_tp(b, CollectiveOp::all_gather, T * h, [&] {
+      cast(b, "cast_grad", T * h);
+      b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h);
+    });
+    if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
+    attention_core(b, true);
+    b.memory("rope_bwd", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);
+    if (model.mla) {
+      const MlaConfig& a = *model.mla;
+      const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+      cast(b, "cast_grad", T * qkv_out);
+      b.gemm("kv_up_dgrad", lin(), T, a.kv_lora_rank, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
+      b.gemm("kv_down_dgrad", lin(), T, h, a.kv_lora_rank + a.qk_rope_head_dim);
+      b.gemm("q_dgrad", lin(), T, h, s.q_heads * qk);
+      if (!lora) {
+        b.gemm("kv_up_wgrad", lin(), a.kv_lora_rank, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), T);
+        b.gemm("kv_down_wgrad", lin(), h, a.kv_lora_rank + a.qk_rope_head_dim, T);
+        b.gemm("q_wgrad", lin(), h, s.q_heads * qk, T);
+      }
+      tp_reduce(b, T * h);
+    } else {
+      // qkv (column-parallel): regather the input during dgrad, reduce-scatter during wgrad.
+      auto dgrad = [&] {
+        cast(b, "cast_grad", T * qkv_out);
+        b.gemm("qkv_dgrad", lin(), T, h, qkv_out);
+      };
+      if (!lora) {
+        with_tp(b, CollectiveOp::all_gather, T * h, dgrad);
+        with_tp(b, CollectiveOp::reduce_scatter, T * h,
+                [&] { b.gemm("qkv_wgrad", lin(), h, qkv_out, T); });
+      } else {
+        dgrad();
+        tp_reduce(b, T * h);
+      }
+    }
+    b.memory("norm_bwd", 2.0 * 4.0 * Tn * h);
+  }
+
+  /// Bytes one micro-batch keeps alive from this layer's forward to its backward.
+  double activations(int layer) const {
+    const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden, a = kActivationBytes;
+    if (plan.recompute == Recompute::full) return Tn * h * a;  // the layer input only
+    double bytes = 4 * Tn * h * a;  // norm inputs and the (sequence-sharded) GEMM inputs
+    bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
+    bytes += T * s.q_heads * s.v_dim * a;                        // attention output
+    bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
+    if (model.moe && is_moe_layer(model, layer)) {
+      const MoeConfig& e = *model.moe;
+      const double routed = s.moe_tokens * e.top_k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
+      const double gate = s.gated ? 2.0 : 1.0;
+      bytes += routed * h * a * 2 + routed * e.expert_ffn * (gate + 1) * a;
+      const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
+      bytes += s.moe_tokens * shared * (gate + 1) * a;
+    } else {
+      bytes += T * s.ffn * ((s.gated ? 2.0 : 1.0) + 1.0) * a;  // fc1 output, activation output
+    }
+    return bytes;
+  }
+};
+
+}  // namespace
+
+Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& plan,
+                        const TrainingConfig& training, const topologies::GpuSpec& gpu,
+                        const ComputeProfile& profile, const LoweringOptions& options) {
+  TransformerConfig model = model_in;
+  if (training.seq_len > 0) model.seq_len = training.seq_len;
+  Workload w;
+  w.seq_len = model.seq_len;
+  w.microbatches = micro_batches(plan, training);
+  w.tokens_per_step = static_cast<double>(training.global_batch) * model.seq_len;
+  const bool lora = training.task == TrainingTask::lora;
+  w.frozen_base = lora;
+
+  Shapes s;
+  s.tp = plan.tp;
+  s.cp = plan.cp;
+  s.ep = plan.ep;
+  s.sp = plan.sequence_parallel && plan.tp > 1;
+  s.gated = model.mlp == MlpKind::swiglu;
+  s.tokens = static_cast<double>(plan.micro_batch) * model.seq_len / plan.cp;
+  s.norm_tokens = s.sp ? s.tokens / plan.tp : s.tokens;
+  s.moe_tokens = plan.tp > 1 ? s.tokens / plan.tp : s.tokens;
+  s.hidden = model.hidden;
+  s.q_heads = static_cast<double>(model.heads) / plan.tp;
+  if (model.mla) {
+    s.kv_heads = s.q_heads;
+    s.head_dim = model.mla->qk_nope_head_dim + model.mla->qk_rope_head_dim;
+    s.v_dim = model.mla->v_head_dim;
+  } else {
+    s.kv_heads = std::max(1.0, static_cast<double>(model.kv_heads) / plan.tp);
+    s.head_dim = model.head_dim;
+    s.v_dim = model.head_dim;
+  }
+  s.ffn = static_cast<double>(model.ffn) / plan.tp;
+  s.attention_span = model.seq_len;
+  if (training.task == TrainingTask::sft) {
+    s.attention_span = std::min<double>(model.seq_len, options.sft_document_tokens);
+    w.notes.push_back(fmt::format("fine-tuning sequences are packed documents of {} tokens: "
+                                  "attention spans one document",
+                                  options.sft_document_tokens));
+  }
+
+  // Slowdown of compute while a collective holds SMs: NCCL runs one block per channel.
+  const double channels = 16;
+  const double slowdown =
+      gpu.sm_count > 0 ? profile.comm_sm_contention * channels / gpu.sm_count : 0.0;
+
+  const LayerEmitter emit{model, plan, training, s, gpu, profile, slowdown, lora};
+  const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);
+  const int virtual_stages = plan.pp * plan.vp;
+  w.stages.resize(static_cast<size_t>(plan.pp));
+  std::vector<int> first_layer(static_cast<size_t>(virtual_stages), 0);
+  for (int v = 1; v < virtual_stages; ++v) first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
+  // Gradients are kept and reduced in bf16 (Megatron-Core's grad_reduce_in_fp32 = false); fp16
+  // training keeps fp32 main gradients for loss scaling.
+  const double grad_bytes = training.precision == Precision::fp16 ? 4.0 : 2.0;
+  w.grad_bytes = grad_bytes;
+  w.param_bytes = 2.0;
+  const Precision lm_precision = Precision::bf16;
+
+  for (int stage = 0; stage < plan.pp; ++stage) {
+    StageWork& sw = w.stages[stage];
+    for (int chunk = 0; chunk < plan.vp; ++chunk) {
+      const int v = chunk * plan.pp + stage;
+      ChunkWork c;
+      c.first_layer = first_layer[v];
+      c.layers = per_virtual[v];
+      c.has_embedding = v == 0;
+      c.has_lm_head = v == virtual_stages - 1;
+      ProgramBuilder fwd(gpu, profile, slowdown);
+      ProgramBuilder bwd(gpu, profile, slowdown);
+      const double T = s.tokens, h = s.hidden;
+      const double vocab = static_cast<double>(model.vocab) / plan.tp;
+      if (c.has_embedding) {
+        fwd.memory("embedding", 2.0 * T * h * kActivationBytes);
+        emit.tp_reduce(fwd, T * h);
+        c.dense_params += vocab * h;
+      }
+      // Parameters per layer and their data-parallel buckets: layers are grouped, last layer
+      // first, until a bucket holds `bucket_bytes` of gradients (one layer each when 0).
+      std::vector<LayerParams> params;
+      for (int l = c.first_layer; l < c.first_layer + c.layers; ++l) {
+        params.push_back(layer_params(model, s, l, training.lora_rank, lora));
+      }
+      std::vector<int> bucket_of(params.size(), 0);
+      {
+        double filled = 0;
+        int bucket = 0;
+        for (size_t i = params.size(); i-- > 0;) {
+          const double bytes = (lora ? params[i].lora : params[i].dense + params[i].expert) * grad_bytes;
+          if (filled > 0 && filled >= plan.bucket_bytes) {
+            ++bucket;
+            filled = 0;
+          }
+          bucket_of[i] = bucket;
+          filled += bytes;
+        }
+        c.buckets.assign(static_cast<size_t>(bucket + 1), ChunkWork::Bucket{});
+        for (size_t i = 0; i < params.size(); ++i) {
+          ChunkWork::Bucket& b = c.buckets[static_cast<size_t>(bucket_of[i])];
+          b.dense += lora ? params[i].lora : params[i].dense;
+          b.expert += lora ? 0.0 : params[i].expert;
+        }
+        if (params.empty()) c.buckets.assign(1, ChunkWork::Bucket{});
+      }
+      const double head_params = vocab * h;
+      if (!lora) {
+        if (c.has_embedding) c.buckets.back().dense += head_params;
+        if (c.has_lm_head) c.buckets.front().dense += head_params;
+      }
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (i == 0 || bucket_of[i] != bucket_of[i - 1]) fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
+        emit.forward(fwd, c.first_layer + static_cast<int>(i));
+        c.activation_bytes += emit.activations(c.first_layer + static_cast<int>(i));
+      }
+      if (c.has_lm_head) {
+        fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
+        emit.tp_gather(fwd, T * h);
+        fwd.gemm("lm_head", lm_precision, T, vocab, h);
+        // Cross-entropy in fp32 over the vocabulary shard: upcast, max, exp-sum, normalise.
+        fwd.memory("loss", 24.0 * T * vocab);
+        if (plan.tp > 1) fwd.comm(GroupKind::tp, CollectiveOp::all_reduce, 2.0 * 4.0 * T);
+        c.activation_bytes += T * vocab * 4.0 + T * h * kActivationBytes;
+        if (!model.tied_embeddings || plan.pp > 1) c.dense_params += head_params;
+        // Backward of the head.
+        bwd.memory("loss_bwd", 16.0 * T * vocab);
+        bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
+        if (!lora) bwd.gemm("lm_head_wgrad", lm_precision, h, vocab, T);
+        emit.tp_reduce(bwd, T * h);
+        bwd.memory("final_norm_bwd", 2.0 * 4.0 * s.norm_tokens * h);
+      }
+      for (size_t i = params.size(); i-- > 0;) {
+        emit.backward(bwd, c.first_layer + static_cast<int>(i));
+        if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
+          if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);
+        }
+      }
+      if (c.has_embedding) {
+        emit.tp_gather(bwd, T * h);
+        bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
+        bwd.marker(WorkOp::Kind::bucket_ready, bucket_of.empty() ? 0 : bucket_of.front());
+      }
+      c.forward = fwd.take();
+      c.backward = bwd.take();
+      c.backward_overlapped = ProgramBuilder::slowed(c.backward, 1.0 + slowdown);
+      for (const LayerParams& p : params) {
+        c.expert_params += p.expert;
+        c.dense_params += p.dense;
+        c.trainable_params += lora ? p.lora : p.dense + p.expert;
+      }
+      if (!lora) c.trainable_params += (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0);
+      c.p2p_bytes = T * h * kActivationBytes / (s.sp ? plan.tp : 1);
+      sw.dense_params += c.dense_params;
+      sw.expert_params += c.expert_params;
+      sw.trainable_params += c.trainable_params;
+      sw.chunks.push_back(std::move(c));
+    }
+    // Adam over this rank's shard of the trainable parameters: fp32 master weights, two
+    // moments, the fp32 gradient, and the bf16 copy written back (~34 bytes per parameter).
+    const double dense_share = plan.zero >= 1 ? 1.0 / plan.dp : 1.0;
+    const double edp = static_cast<double>(plan.tp) * plan.cp * plan.dp / plan.ep;
+    const double expert_share = plan.zero >= 1 ? 1.0 / edp : 1.0;
+    double trainable;
+    if (lora) {
+      trainable = sw.trainable_params * dense_share;
+    } else {
+      trainable = (sw.dense_params * dense_share + sw.expert_params * expert_share);
+    }
+    sw.optimizer_seconds = memory_seconds(gpu, profile, 34.0 * trainable) + profile.kernel_launch.s();
+  }
+
+  // FLOP accounting over all GPUs.
+  const double replicas = static_cast<double>(plan.tp) * plan.cp * plan.dp;
+  for (const StageWork& sw : w.stages) {
+    for (const ChunkWork& c : sw.chunks) {
+      w.executed_flops += (c.forward.flops + c.backward.flops) * w.microbatches * replicas;
+    }
+  }
+  // Model FLOPs: the work of the forward and backward passes a dense implementation must do,
+  // attention counted over the span it attends non-causally (the Megatron/NeMo convention);
+  // LoRA computes no weight gradients for its frozen base, so its backward is one forward.
+  const FlopsPerToken f = flops_per_token(model);
+  const double attention = f.attention_scores * s.attention_span / model.seq_len;
+  w.model_flops = (f.dense_matmul + attention) * (lora ? 2.0 : 3.0) * w.tokens_per_step;
+  return w;
+}
+
+}  // namespace fabricsim::models

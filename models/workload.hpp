@@ -1,0 +1,112 @@
+#pragma once
+// Lowers a transformer, a parallelism plan and a training configuration into what one pipeline
+// stage executes: for each of its model chunks, the forward and backward program of one
+// micro-batch (GEMMs with their per-shard M, N, K; flash attention; memory-bound kernels; the TP,
+// CP and EP communication between them), the gradient buckets data parallelism reduces, the
+// activations each micro-batch keeps alive, and the optimizer step. Compute durations are fixed
+// here from the compute model; communication is timed by whoever executes the programs.
+
+#include <string>
+#include <vector>
+
+#include "models/collective_op.hpp"
+#include "models/compute_profile.hpp"
+#include "models/parallel_plan.hpp"
+#include "models/transformer.hpp"
+#include "topologies/gpu_spec.hpp"
+
+namespace fabricsim::models {
+
+enum class ComputeKind : uint8_t { gemm, attention, memory };
+enum class Stream : uint8_t { compute, comm };
+
+/// One step of a pass program.
+struct WorkOp {
+  enum class Kind : uint8_t {
+    compute,     ///< runs on the compute stream for `seconds`
+    comm,        ///< a collective the compute stream waits for
+    comm_start,  ///< starts a collective in `slot` and carries on (overlap)
+    comm_wait,   ///< waits for the collective in `slot`
+    /// Forward: the parameters of bucket `slot` must have been gathered (ZeRO with overlapped
+    /// parameter gathers, first micro-batch only).
+    param_gate,
+    /// Backward: the gradients of bucket `slot` are complete (reduced during the last
+    /// micro-batch when data-parallel communication overlaps backward).
+    bucket_ready,
+  };
+  Kind kind = Kind::compute;
+  const char* name = "";
+  ComputeKind compute = ComputeKind::gemm;
+  double seconds = 0;  ///< compute duration on an otherwise idle GPU
+  double flops = 0;    ///< FLOPs the kernel executes
+  GroupKind group = GroupKind::tp;
+  CollectiveOp op = CollectiveOp::all_reduce;
+  double bytes = 0;  ///< nccl-tests "size" of the collective
+  int slot = 0;
+};
+
+struct PassProgram {
+  std::vector<WorkOp> ops;
+  double compute_seconds = 0;
+  double flops = 0;
+};
+
+struct ChunkWork {
+  int first_layer = 0;
+  int layers = 0;
+  bool has_embedding = false;
+  bool has_lm_head = false;
+  PassProgram forward;
+  PassProgram backward;  ///< includes recomputation
+  /// Backward of the last micro-batch when gradient reduction overlaps it (SM contention).
+  PassProgram backward_overlapped;
+  double activation_bytes = 0;  ///< kept per micro-batch from forward to backward
+  double dense_params = 0;      ///< parameters of this chunk on this rank (non-expert)
+  double expert_params = 0;
+  double trainable_params = 0;  ///< LoRA: adapters only
+  /// Data-parallel buckets in the order backward completes them (last layers first): the
+  /// trainable parameters they reduce (dense over DP, expert over expert-DP).
+  struct Bucket {
+    double dense = 0;
+    double expert = 0;
+  };
+  std::vector<Bucket> buckets;
+  double p2p_bytes = 0;  ///< activation (and its gradient) passed between virtual stages
+};
+
+struct StageWork {
+  std::vector<ChunkWork> chunks;
+  double optimizer_seconds = 0;
+  double dense_params = 0;
+  double expert_params = 0;
+  double trainable_params = 0;
+};
+
+struct Workload {
+  std::vector<StageWork> stages;
+  int microbatches = 0;
+  int seq_len = 0;
+  double tokens_per_step = 0;
+  /// Per step over all GPUs: FLOPs the kernels execute (causal attention, recomputation), and
+  /// the model FLOPs of the Megatron convention (3 x forward, full attention, no recomputation).
+  double executed_flops = 0;
+  double model_flops = 0;
+  /// Bytes of one gradient element in the data-parallel reduction and of a parameter gathered.
+  double grad_bytes = 2;
+  double param_bytes = 2;
+  bool frozen_base = false;  ///< LoRA: base weights neither reduced nor gathered
+  std::vector<std::string> notes;
+};
+
+/// Options of the lowering that are not part of the plan.
+struct LoweringOptions {
+  /// Average document length inside packed fine-tuning sequences (attention spans one
+  /// document): SQuAD-like samples.
+  int sft_document_tokens = 256;
+};
+
+Workload build_workload(const TransformerConfig& model, const ParallelPlan& plan,
+                        const TrainingConfig& training, const topologies::GpuSpec& gpu,
+                        const ComputeProfile& profile, const LoweringOptions& options = {});
+
+}  // namespace fabricsim::models

@@ -1,0 +1,53 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "sim/input_error.hpp"
+#include "sim/json_reader.hpp"
+#include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/scenario_options.hpp"
+#include "tools/fabricsim/training_run.hpp"
+
+namespace fabricsim::tools {
+namespace {
+
+class RunCommand final : public Command {
+ public:
+  void add_to(CLI::App& app) override {
+    app_ = app.add_subcommand("run", "Simulate one training step of a scenario");
+    app_->add_option("scenario", file_, "Scenario JSON (default: the embedded Llama 3 8B example)");
+    options_.add_to(*app_);
+    app_->add_flag("--json", json_, "Print the report as JSON");
+    app_->add_option("--trace", trace_, "Write a Chrome/Perfetto trace of the step");
+  }
+
+  int run(std::ostream& out, std::ostream&) override {
+    Scenario scenario = options_.scenario(file_);
+    if (!trace_.empty()) scenario.simulation.trace = true;
+    const TrainingReport report = run_training(scenario);
+    if (json_) {
+      out << report_to_json(report).dump(2) << "\n";
+    } else {
+      out << report_to_text(report);
+    }
+    if (!trace_.empty() && report.step) {
+      std::ofstream f(trace_);
+      if (!f) throw sim::InputError(trace_, "", "cannot open file for writing");
+      f << models::trace_to_json(*report.step).dump() << "\n";
+    }
+    return report.step ? 0 : 3;
+  }
+
+ private:
+  std::string file_;
+  ScenarioOptions options_;
+  bool json_ = false;
+  std::string trace_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace fabricsim::tools

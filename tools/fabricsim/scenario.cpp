@@ -1,0 +1,261 @@
+#include "tools/fabricsim/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include "models/model_json.hpp"
+#include "models/model_presets.hpp"
+#include "sim/input_error.hpp"
+#include "topologies/spec_error.hpp"
+#include "topologies/system_presets.hpp"
+
+namespace fabricsim::tools {
+
+nlohmann::json default_scenario_json() {
+  return nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h100", "gpus": 8},
+    "model": {"preset": "llama3-8b"},
+    "parallelism": {"tp": 1, "pp": 1, "cp": 1, "micro_batch": 1},
+    "training": {"task": "pretrain", "precision": "bf16", "global_batch": 64},
+    "simulation": {"backend": "flow"}
+  })");
+}
+
+void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assignments,
+                       const std::string& where) {
+  for (const std::string& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || a.empty() || a[0] != '/') {
+      throw sim::InputError(where, "--set", fmt::format("expected /json/pointer=value, got '{}'", a));
+    }
+    const std::string pointer = a.substr(0, eq);
+    const std::string text = a.substr(eq + 1);
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      value = text;  // a bare word such as dgx-h100 or "400 Gbps"
+    }
+    try {
+      doc[nlohmann::json::json_pointer(pointer)] = value;
+    } catch (const nlohmann::json::exception& e) {
+      throw sim::InputError(where, pointer, fmt::format("cannot set this field ({})", e.what()));
+    }
+  }
+}
+
+namespace {
+
+void read_nvlink(sim::ObjectReader& r, topologies::NvlinkDomainSpec& nv) {
+  if (auto v = r.optional("gpus_per_domain")) nv.gpus_per_domain = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("gpus_per_board")) nv.gpus_per_board = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("chip_ports")) nv.chip_ports = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("l1_up_ports")) nv.l1_up_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("l2_chip_ports")) nv.l2_chip_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("link_bandwidth")) nv.link_bandwidth = v->as_bandwidth();
+  if (auto v = r.optional("nvls")) nv.nvls = v->as_bool();
+  r.finish();
+}
+
+void read_fabric(sim::ObjectReader& r, topologies::ScaleOutSpec& so) {
+  if (auto v = r.optional("nics_per_server")) so.nics_per_server = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("nic_bandwidth")) {
+    so.nic_bandwidth = v->as_bandwidth();
+    so.leaf_up_bandwidth = so.nic_bandwidth;
+  }
+  if (auto v = r.optional("rail_optimized")) so.rail_optimized = v->as_bool();
+  if (auto v = r.optional("plane_per_rail")) so.plane_per_rail = v->as_bool();
+  if (auto v = r.optional("leaf_down_ports")) so.leaf_down_ports = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("leaf_up_ports")) so.leaf_up_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("leaf_up_bandwidth")) so.leaf_up_bandwidth = v->as_bandwidth();
+  if (auto v = r.optional("radix")) so.radix = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("collnet")) so.collnet = v->as_bool();
+  if (auto v = r.optional("tiers")) {
+    so.upper_tiers.clear();
+    for (const sim::JsonValue& t : v->as_array()) {
+      sim::ObjectReader tr = t.as_object();
+      topologies::ClosTier tier;
+      tier.ports = static_cast<int>(tr.required("ports").as_positive_int());
+      tier.up_ports = static_cast<int>(tr.optional("up_ports") ? tr.required("up_ports").as_non_negative_int() : 0);
+      tier.up_bandwidth = tr.optional("up_bandwidth") ? tr.required("up_bandwidth").as_bandwidth()
+                                                      : so.leaf_up_bandwidth;
+      tr.finish();
+      so.upper_tiers.push_back(tier);
+    }
+  }
+  r.finish();
+}
+
+models::Recompute read_recompute(const sim::JsonValue& v) {
+  const std::string s = v.as_enum({"none", "selective", "full"});
+  return s == "none" ? models::Recompute::none
+         : s == "full" ? models::Recompute::full
+                       : models::Recompute::selective;
+}
+
+}  // namespace
+
+Scenario read_scenario(const sim::JsonValue& root) {
+  Scenario sc;
+  sc.source = root.file();
+  sim::ObjectReader top = root.as_object();
+  top.ignore("comment");
+
+  // System.
+  {
+    const sim::JsonValue sys = top.required("system");
+    sim::ObjectReader r = sys.as_object();
+    const sim::JsonValue preset = r.required("preset");
+    sc.system = preset.as_string();
+    const topologies::SystemPreset* p = topologies::find_system(sc.system);
+    if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+    sc.gpus = static_cast<int>(r.required("gpus").as_positive_int());
+    sc.cluster = p->make(sc.gpus);
+    if (auto routing = r.optional("routing")) {
+      if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
+        routing->fail("one of ecmp, spray, rail_aware, shortest");
+      }
+    }
+    if (auto nv = r.optional("nvlink")) {
+      if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
+      sim::ObjectReader nr = nv->as_object();
+      read_nvlink(nr, *sc.cluster.nvlink);
+    }
+    if (auto fabric = r.optional("fabric")) {
+      if (!sc.cluster.scale_out) fabric->fail_message("this system has no scale-out fabric to change");
+      sim::ObjectReader fr = fabric->as_object();
+      read_fabric(fr, *sc.cluster.scale_out);
+    }
+    r.finish();
+    try {
+      topologies::build_cluster(sc.cluster);  // reject impossible fabrics here, with the location
+    } catch (const topologies::SpecError& e) {
+      const std::string field = e.field() == "gpus" ? "/system/gpus" : "/system";
+      throw sim::InputError(root.file(), field,
+                            e.field().empty() || e.field() == "gpus"
+                                ? std::string(e.what())
+                                : fmt::format("{} ({})", e.what(), e.field()));
+    }
+  }
+
+  // Model.
+  sc.model = models::read_model(top.required("model"));
+  models::validate_model(sc.model, root.file());
+
+  // Training.
+  {
+    sim::ObjectReader r = top.required("training").as_object();
+    if (auto task = r.optional("task")) {
+      const std::string t = task->as_enum({"pretrain", "sft", "lora"});
+      sc.training.task = t == "sft"    ? models::TrainingTask::sft
+                         : t == "lora" ? models::TrainingTask::lora
+                                       : models::TrainingTask::pretrain;
+    }
+    if (auto p = r.optional("precision")) {
+      if (!topologies::parse_precision(p->as_string(), sc.training.precision) ||
+          sc.training.precision == topologies::Precision::tf32) {
+        p->fail("one of bf16, fp16, fp8, mxfp8, nvfp4");
+      }
+    }
+    sc.training.global_batch = static_cast<int>(r.required("global_batch").as_positive_int());
+    if (auto v = r.optional("seq_len")) sc.training.seq_len = static_cast<int>(v->as_positive_int());
+    if (auto v = r.optional("lora_rank")) sc.training.lora_rank = static_cast<int>(v->as_positive_int());
+    if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
+    if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
+    if (auto v = r.optional("tokens_to_train")) sc.training.tokens_to_train = v->as_positive_number();
+    if (auto v = r.optional("sft_document_tokens")) {
+      sc.lowering.sft_document_tokens = static_cast<int>(v->as_positive_int());
+    }
+    r.finish();
+  }
+
+  // Parallelism.
+  {
+    const sim::JsonValue pv = top.required("parallelism");
+    sim::ObjectReader r = pv.as_object();
+    models::ParallelPlan& p = sc.plan;
+    auto size = [&](const char* key, int fallback) {
+      auto v = r.optional(key);
+      return v ? static_cast<int>(v->as_positive_int()) : fallback;
+    };
+    p.tp = size("tp", 1);
+    p.pp = size("pp", 1);
+    p.cp = size("cp", 1);
+    p.ep = size("ep", 1);
+    p.vp = size("vp", 1);
+    p.micro_batch = size("micro_batch", 1);
+    if (auto dp = r.optional("dp")) {
+      p.dp = static_cast<int>(dp->as_positive_int());
+    } else {
+      const int rest = p.tp * p.pp * p.cp;
+      if (sc.gpus % rest != 0) {
+        pv.fail_message(fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
+      }
+      p.dp = sc.gpus / rest;
+    }
+    if (auto v = r.optional("sequence_parallel")) p.sequence_parallel = v->as_bool();
+    if (auto v = r.optional("zero")) {
+      p.zero = static_cast<int>(v->as_non_negative_int());
+      if (p.zero > 3) v->fail("a ZeRO stage 0..3");
+    }
+    if (auto v = r.optional("recompute")) p.recompute = read_recompute(*v);
+    if (auto v = r.optional("tp_comm_overlap")) p.tp_comm_overlap = v->as_bool();
+    if (auto v = r.optional("dp_comm_overlap")) p.dp_comm_overlap = v->as_bool();
+    if (auto v = r.optional("param_gather_overlap")) p.param_gather_overlap = v->as_bool();
+    if (auto v = r.optional("bucket_size")) p.bucket_bytes = v->as_bytes().count();
+    if (auto v = r.optional("balanced_pipeline")) p.balanced_pipeline = v->as_bool();
+    if (auto v = r.optional("order")) {
+      const auto order = models::parse_order(v->as_string());
+      if (!order) v->fail("an order of tp, cp, dp and pp such as \"tp-cp-ep-dp-pp\"");
+      p.order = *order;
+    }
+    r.finish();
+    models::validate_plan(p, sc.training, sc.model, sc.gpus, root.file(), "/parallelism");
+  }
+
+  if (auto c = top.optional("calibration")) sc.calibration = c->as_string();
+  if (auto sim_opts = top.optional("simulation")) {
+    sim::ObjectReader r = sim_opts->as_object();
+    if (auto b = r.optional("backend")) {
+      sc.simulation.backend = b->as_enum({"flow", "analytical"}) == "flow"
+                                  ? models::Backend::flow
+                                  : models::Backend::analytical;
+    }
+    if (auto v = r.optional("full_ranks")) sc.simulation.full_ranks = v->as_bool();
+    if (auto v = r.optional("pp_all_instances")) sc.simulation.pp_all_instances = v->as_bool();
+    if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
+    r.finish();
+  }
+  top.finish();
+  return sc;
+}
+
+nlohmann::json scenario_summary_json(const Scenario& s) {
+  const models::ParallelPlan& p = s.plan;
+  const models::Placement placement(p, p.gpus());
+  return {{"system", s.system},
+          {"gpus", s.gpus},
+          {"model", models::model_to_json(s.model)},
+          {"parallelism",
+           {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"ep", p.ep},
+            {"vp", p.vp},
+            {"micro_batch", p.micro_batch},
+            {"sequence_parallel", p.sequence_parallel},
+            {"zero", p.zero},
+            {"recompute", std::string(models::to_string(p.recompute))},
+            {"tp_comm_overlap", p.tp_comm_overlap},
+            {"dp_comm_overlap", p.dp_comm_overlap},
+            {"order", placement.order_string()}}},
+          {"training",
+           {{"task", std::string(models::to_string(s.training.task))},
+            {"precision", std::string(topologies::to_string(s.training.precision))},
+            {"global_batch", s.training.global_batch},
+            {"seq_len", s.training.seq_len > 0 ? s.training.seq_len : s.model.seq_len}}},
+          {"backend", std::string(models::to_string(s.simulation.backend))},
+          {"routing", std::string(topologies::to_string(s.simulation.routing))}};
+}
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,50 @@
+#pragma once
+// Scenario files: a system (preset + GPU count + fabric overrides), a model (preset or full), a
+// parallelism plan, a training configuration, a calibration profile and simulation options.
+// Every field can also be set from the command line with `--set /json/pointer=value`; the format
+// is documented in docs/formats.md.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/parallel_plan.hpp"
+#include "models/step_simulator.hpp"
+#include "models/transformer.hpp"
+#include "models/workload.hpp"
+#include "sim/json_reader.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace fabricsim::tools {
+
+struct Scenario {
+  std::string source = "<scenario>";  ///< file name for messages
+  std::string system = "dgx-h100";
+  int gpus = 8;
+  topologies::ClusterSpec cluster;  ///< the preset's spec with the overrides applied
+  models::TransformerConfig model;
+  models::ParallelPlan plan;
+  models::TrainingConfig training;
+  std::string calibration;  ///< profile path; empty = built-in
+  models::StepOptions simulation;
+  models::LoweringOptions lowering;
+  bool ignore_memory = false;
+};
+
+/// The embedded default scenario: Llama 3 8B on 8 DGX H100 GPUs (also the base that flags and
+/// `--set` modify when no file is given).
+nlohmann::json default_scenario_json();
+
+/// Applies "pointer=value" assignments (value parsed as JSON when it is valid JSON, else taken as
+/// a string); `where` names the origin for errors.
+void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assignments,
+                       const std::string& where);
+
+/// Reads and validates a scenario (strict: unknown keys are errors, plans that do not divide are
+/// rejected with the reason).
+Scenario read_scenario(const sim::JsonValue& root);
+
+nlohmann::json scenario_summary_json(const Scenario& s);
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,71 @@
+#include "tools/fabricsim/scenario_options.hpp"
+
+#include "tools/fabricsim/cli_options.hpp"
+
+namespace fabricsim::tools {
+
+void ScenarioOptions::add_to(CLI::App& app) {
+  app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)");
+  app.add_option("--system", system_, "System preset");
+  app.add_option("--gpus", gpus_, "Number of GPUs");
+  app.add_option("--model", model_, "Model preset");
+  app.add_option("--tp", tp_, "Tensor parallel size");
+  app.add_option("--pp", pp_, "Pipeline parallel size");
+  app.add_option("--dp", dp_, "Data parallel size (default: what is left)");
+  app.add_option("--cp", cp_, "Context parallel size");
+  app.add_option("--ep", ep_, "Expert parallel size");
+  app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)");
+  app.add_option("--micro-batch", mb_, "Sequences per micro-batch");
+  app.add_option("--global-batch", gbs_, "Sequences per step");
+  app.add_option("--seq-len", seq_, "Training sequence length");
+  app.add_option("--zero", zero_, "ZeRO stage (0-3)");
+  app.add_option("--precision", precision_, "bf16, fp16, fp8, mxfp8 or nvfp4");
+  app.add_option("--recompute", recompute_, "none, selective or full");
+  app.add_option("--task", task_, "pretrain, sft or lora");
+  app.add_option("--backend", backend_, "flow or analytical");
+  app.add_option("--calibration", calibration_, "Calibration profile JSON");
+  app.add_flag("--ignore-memory", ignore_memory_, "Simulate plans that do not fit in HBM");
+}
+
+nlohmann::json ScenarioOptions::document(const std::string& file) const {
+  nlohmann::json doc = default_scenario_json();
+  if (!file.empty()) doc = sim::load_json_file(file).root().raw();
+  std::vector<std::string> sets;
+  auto set = [&](const std::string& pointer, const nlohmann::json& value) {
+    sets.push_back(pointer + "=" + value.dump());
+  };
+  if (!system_.empty()) set("/system/preset", system_);
+  if (gpus_ > 0) set("/system/gpus", gpus_);
+  if (!model_.empty()) doc["model"] = {{"preset", model_}};
+  if (tp_ > 0) set("/parallelism/tp", tp_);
+  if (pp_ > 0) set("/parallelism/pp", pp_);
+  if (cp_ > 0) set("/parallelism/cp", cp_);
+  if (ep_ > 0) set("/parallelism/ep", ep_);
+  if (vp_ > 0) set("/parallelism/vp", vp_);
+  if (mb_ > 0) set("/parallelism/micro_batch", mb_);
+  if (zero_ >= 0) set("/parallelism/zero", zero_);
+  if (!recompute_.empty()) set("/parallelism/recompute", recompute_);
+  if (dp_ > 0) {
+    set("/parallelism/dp", dp_);
+  } else if (gpus_ > 0 && doc.contains("parallelism")) {
+    doc["parallelism"].erase("dp");  // re-derived from the new GPU count
+  }
+  if (gbs_ > 0) set("/training/global_batch", gbs_);
+  if (seq_ > 0) set("/training/seq_len", seq_);
+  if (!precision_.empty()) set("/training/precision", precision_);
+  if (!task_.empty()) set("/training/task", task_);
+  if (!backend_.empty()) set("/simulation/backend", backend_);
+  if (!calibration_.empty()) set("/calibration", calibration_);
+  if (ignore_memory_) set("/simulation/ignore_memory", true);
+  apply_assignments(doc, sets, kCommandLine);
+  apply_assignments(doc, sets_, kCommandLine);
+  return doc;
+}
+
+Scenario ScenarioOptions::scenario(const std::string& file) const {
+  const nlohmann::json doc = document(file);
+  const sim::JsonDocument parsed(doc, file.empty() ? std::string("<scenario>") : file);
+  return read_scenario(parsed.root());
+}
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,29 @@
+#pragma once
+// Command-line flags shared by the commands that take a scenario (run, scale, plan): each flag
+// is a shorthand for a `--set` on the scenario JSON.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/fabricsim/scenario.hpp"
+
+namespace fabricsim::tools {
+
+class ScenarioOptions {
+ public:
+  void add_to(CLI::App& app);
+  /// The scenario from `file` (or the embedded default), with flags and --set applied.
+  Scenario scenario(const std::string& file) const;
+  nlohmann::json document(const std::string& file) const;
+
+ private:
+  std::vector<std::string> sets_;
+  std::string system_, model_, precision_, recompute_, backend_, task_, calibration_;
+  int gpus_ = 0, tp_ = 0, pp_ = 0, dp_ = 0, cp_ = 0, ep_ = 0, vp_ = 0, mb_ = 0, gbs_ = 0, seq_ = 0,
+      zero_ = -1;
+  bool ignore_memory_ = false;
+};
+
+}  // namespace fabricsim::tools

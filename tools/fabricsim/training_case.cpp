@@ -1,0 +1,48 @@
+#include "tools/fabricsim/training_case.hpp"
+
+namespace fabricsim::tools {
+
+nlohmann::json training_case_scenario(const calibration::Case& c) {
+  const calibration::CaseModel& m = *c.model;
+  const calibration::CaseParallelism& p = *c.parallelism;
+  nlohmann::json model = {{"name", m.name},
+                          {"layers", m.layers},
+                          {"hidden", m.hidden},
+                          {"heads", m.heads},
+                          // Unknown: MHA, the 4h MLP, Megatron's padded GPT-2 vocabulary, 2048.
+                          {"kv_heads", m.kv_heads.value_or(m.heads)},
+                          {"ffn", m.ffn.value_or(4 * m.hidden)},
+                          {"vocab", m.vocab.value_or(51200)},
+                          {"seq_len", m.seq_len.value_or(2048)}};
+  // A 4h MLP is GELU-style (GPT) or squared ReLU (Nemotron), both two matrices; any other width
+  // is the gated SwiGLU of Llama-style models (ffn ~ 8h/3).
+  const int ffn = m.ffn.value_or(4 * m.hidden);
+  model["mlp"] = ffn == 4 * m.hidden ? "gelu" : "swiglu";
+  const int tp = p.tp.value_or(1);
+  const int pp = p.pp.value_or(1);
+  const int cp = p.cp.value_or(1);
+  const int dp = p.dp.value_or(c.gpus / (tp * pp * cp));
+  const int mb = p.micro_batch.value_or(1);
+  // Unknown global batch: 8 micro-batches per pipeline stage per data-parallel rank.
+  const int gbs = p.global_batch.value_or(dp * mb * 8 * pp);
+  nlohmann::json parallelism = {{"tp", tp},
+                                {"pp", pp},
+                                {"cp", cp},
+                                {"dp", dp},
+                                {"ep", p.ep.value_or(1)},
+                                {"vp", p.vp.value_or(1)},
+                                {"micro_batch", mb},
+                                {"sequence_parallel", p.sequence_parallel.value_or(tp > 1)},
+                                {"zero", p.fsdp.value_or(false) ? 3 : p.zero.value_or(1)},
+                                {"recompute", p.recompute.value_or("selective")}};
+  nlohmann::json training = {{"task", c.task.value_or("pretrain")},
+                             {"precision", c.precision.value_or("bf16")},
+                             {"global_batch", gbs}};
+  return {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
+          {"model", model},
+          {"parallelism", parallelism},
+          {"training", training},
+          {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
+}
+
+}  // namespace fabricsim::tools

@@ -1,0 +1,46 @@
+#pragma once
+// A scenario end to end: system, calibration, workload, memory check and step simulation, and
+// the numbers people compare runs by (step time, tokens/s, model TFLOP/s per GPU, MFU).
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "models/memory_model.hpp"
+#include "models/step_simulator.hpp"
+#include "models/workload.hpp"
+#include "tools/fabricsim/scenario.hpp"
+
+namespace fabricsim::tools {
+
+struct TrainingMetrics {
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;  ///< Megatron convention: 3 x forward, full attention
+  double hw_tflops_per_gpu = 0;     ///< plus recomputation (Narayanan et al. eq. 3)
+  double mfu = 0;
+  double hfu = 0;
+  double peak_tflops = 0;           ///< dense peak of the training precision
+  double time_to_train_days = 0;    ///< when the scenario gives tokens_to_train
+};
+
+struct TrainingReport {
+  Scenario scenario;
+  std::string calibration_source;
+  models::Workload workload;
+  models::MemoryReport memory;
+  std::optional<models::StepResult> step;  ///< absent when infeasible (and not ignored)
+  TrainingMetrics metrics;
+  double simulate_wall_s = 0;
+};
+
+TrainingReport run_training(const Scenario& scenario);
+/// Recomputation FLOPs per step (Megatron's hardware-FLOP convention) for a workload.
+double recompute_flops(const models::TransformerConfig& model, const models::ParallelPlan& plan,
+                       const models::TrainingConfig& training, int attention_span);
+
+nlohmann::json report_to_json(const TrainingReport& report);
+std::string report_to_text(const TrainingReport& report);
+
+}  // namespace fabricsim::tools
