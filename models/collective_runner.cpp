@@ -2,7 +2,67 @@
 
 #include <cmath>
 
+#include "sim/analytical_network.hpp"
+
 namespace fabricsim::models {
+
+namespace {
+
+/// Seconds a phase may not beat: the protocol's bus-bandwidth cap, spread over the phases.
+double min_phase_seconds(const Schedule& s) {
+  if (std::isfinite(s.max_busbw_GBps) && s.max_busbw_GBps > 0 && !s.phases.empty()) {
+    const double bus_bytes = s.size_bytes * busbw_factor(s.op, s.ranks);
+    return bus_bytes / (s.max_busbw_GBps * 1e9) / static_cast<double>(s.phases.size());
+  }
+  return 0;
+}
+
+sim::FlowRequest request_for(const Transfer& t, const Schedule& s, double min_seconds) {
+  sim::FlowRequest req;
+  const bool nvls = t.kind == Transfer::Kind::to_switch || t.kind == Transfer::Kind::from_switch;
+  req.bytes = sim::Bytes::of(t.bytes * t.multiplicity * s.wire_factor *
+                             (nvls ? s.switch_wire_factor : 1.0));
+  req.weight = t.multiplicity;
+  if (min_seconds > 0) req.max_rate = sim::Bandwidth::bytes_per_s(req.bytes.count() / min_seconds);
+  return req;
+}
+
+/// The route of a transfer; `scratch` holds routes computed on the fly.
+const sim::Route& route_for(const Transfer& t, topologies::Router& router, sim::Route& scratch) {
+  switch (t.kind) {
+    case Transfer::Kind::p2p:
+      return router.route_via(t.src, t.proxy, t.dst);
+    case Transfer::Kind::to_switch:
+      scratch = router.to_domain_switch(t.src);
+      return scratch;
+    case Transfer::Kind::from_switch:
+      scratch = router.from_domain_switch(t.dst);
+      return scratch;
+    case Transfer::Kind::route:
+      return t.route;
+  }
+  return t.route;
+}
+
+}  // namespace
+
+sim::Time CollectiveRunner::isolated_time(const Schedule& s, topologies::Router& router,
+                                          const std::vector<double>& usable) {
+  const double min_seconds = min_phase_seconds(s);
+  sim::Time t = s.latency;
+  sim::Route scratch;
+  for (const Phase& phase : s.phases) {
+    t += phase.latency;
+    sim::Time longest = sim::Time::zero();
+    for (const Transfer& tr : phase.transfers) {
+      const sim::Route& route = route_for(tr, router, scratch);
+      longest = std::max(longest, sim::AnalyticalNetwork::uncontended_time(
+                                      usable, route, request_for(tr, s, min_seconds)));
+    }
+    t += longest;
+  }
+  return t;
+}
 
 struct CollectiveRunner::Run {
   std::shared_ptr<const Schedule> schedule;
@@ -16,11 +76,8 @@ void CollectiveRunner::run(std::shared_ptr<const Schedule> schedule, std::functi
   auto r = std::make_shared<Run>();
   r->schedule = std::move(schedule);
   r->done = std::move(done);
+  r->min_phase_seconds = min_phase_seconds(*r->schedule);
   const Schedule& s = *r->schedule;
-  if (std::isfinite(s.max_busbw_GBps) && s.max_busbw_GBps > 0 && !s.phases.empty()) {
-    const double bus_bytes = s.size_bytes * busbw_factor(s.op, s.ranks);
-    r->min_phase_seconds = bus_bytes / (s.max_busbw_GBps * 1e9) / static_cast<double>(s.phases.size());
-  }
   simulation_.schedule_in(s.latency, [this, r] { start_phase(r); });
 }
 
@@ -44,30 +101,11 @@ void CollectiveRunner::start_phase(const std::shared_ptr<Run>& r) {
         start_phase(r);
       }
     };
+    sim::Route scratch;
     for (const Transfer& t : phase.transfers) {
-      sim::FlowRequest req;
-      const bool nvls = t.kind == Transfer::Kind::to_switch || t.kind == Transfer::Kind::from_switch;
-      req.bytes = sim::Bytes::of(t.bytes * t.multiplicity * s.wire_factor *
-                                 (nvls ? s.switch_wire_factor : 1.0));
-      req.weight = t.multiplicity;
-      if (r->min_phase_seconds > 0) {
-        req.max_rate = sim::Bandwidth::bytes_per_s(req.bytes.count() / r->min_phase_seconds);
-      }
+      sim::FlowRequest req = request_for(t, s, r->min_phase_seconds);
       req.on_complete = arrived;
-      switch (t.kind) {
-        case Transfer::Kind::p2p:
-          network_.start_flow(router_.route_via(t.src, t.proxy, t.dst), std::move(req));
-          break;
-        case Transfer::Kind::to_switch:
-          network_.start_flow(router_.to_domain_switch(t.src), std::move(req));
-          break;
-        case Transfer::Kind::from_switch:
-          network_.start_flow(router_.from_domain_switch(t.dst), std::move(req));
-          break;
-        case Transfer::Kind::route:
-          network_.start_flow(t.route, std::move(req));
-          break;
-      }
+      network_.start_flow(route_for(t, router_, scratch), std::move(req));
     }
   };
   if (phase.latency > sim::Time::zero()) {

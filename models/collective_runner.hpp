@@ -22,6 +22,11 @@ class CollectiveRunner {
   /// that many callers (symmetric groups) can run the same one.
   void run(std::shared_ptr<const Schedule> schedule, std::function<void()> done);
 
+  /// Duration of `schedule` alone on links of these usable capacities: what run() takes on the
+  /// analytical backend, computed without simulating.
+  static sim::Time isolated_time(const Schedule& schedule, topologies::Router& router,
+                                 const std::vector<double>& usable);
+
  private:
   struct Run;
   void start_phase(const std::shared_ptr<Run>& run);

@@ -35,12 +35,16 @@ class Communicator {
         profile_(profile),
         placement_(placement),
         options_(options),
-        router_(*system.topology, options.routing) {
+        router_(*system.topology, options.routing),
+        capacities_(link_capacities(system, profile)),
+        usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {
     if (options.backend == Backend::flow) {
-      network_ = std::make_unique<sim::FlowNetwork>(simulation, link_capacities(system, profile));
+      network_ = std::make_unique<sim::FlowNetwork>(simulation, capacities_);
       runner_ = std::make_unique<CollectiveRunner>(simulation, *network_, router_);
     }
   }
+
+  const std::vector<sim::LinkCapacity>& capacities() const { return capacities_; }
 
   bool flow() const { return options_.backend == Backend::flow; }
   sim::Network* network() { return network_.get(); }
@@ -170,13 +174,7 @@ class Communicator {
   }
 
   Time isolated_time(const std::shared_ptr<const Schedule>& schedule) {
-    sim::Simulation sim;
-    sim::AnalyticalNetwork net(sim, link_capacities(system_, profile_));
-    CollectiveRunner runner(sim, net, router_);
-    Time end;
-    runner.run(schedule, [&] { end = sim.now(); });
-    sim.run();
-    return end;
+    return CollectiveRunner::isolated_time(*schedule, router_, usable_);
   }
 
   sim::Simulation& simulation_;
@@ -185,6 +183,8 @@ class Communicator {
   const Placement& placement_;
   const StepOptions& options_;
   topologies::Router router_;
+  std::vector<sim::LinkCapacity> capacities_;
+  std::vector<double> usable_;
   std::unique_ptr<sim::Network> network_;
   std::unique_ptr<CollectiveRunner> runner_;
   std::map<std::tuple<int, int, double, uint32_t>, Time> durations_;
@@ -778,7 +778,9 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   result.simulated_ranks = engine.ranks.size();
   if (sim::Network* net = comm.network()) {
     result.flows = net->stats().flows_started;
-    const auto caps = link_capacities(system, collective);
+    result.rate_solves = net->stats().rate_solves;
+    result.solved_flows = net->stats().solved_flows;
+    const auto& caps = comm.capacities();
     const topologies::Topology& t = *system.topology;
     std::vector<std::pair<double, size_t>> use;
     for (size_t l = 0; l < net->link_bytes().size(); ++l) {
@@ -791,9 +793,9 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     for (size_t i = 0; i < use.size() && static_cast<int>(i) < options.busiest_links; ++i) {
-      const topologies::Link& link = t.link(static_cast<topologies::LinkId>(use[i].second));
-      result.busiest_links.push_back({t.node(link.src).name + ">" + t.node(link.dst).name,
-                                      std::string(topologies::to_string(link.kind)),
+      const auto id = static_cast<topologies::LinkId>(use[i].second);
+      result.busiest_links.push_back({t.resource_name(id),
+                                      std::string(topologies::to_string(t.resource_kind(id))),
                                       net->link_bytes()[use[i].second], use[i].first});
     }
   }

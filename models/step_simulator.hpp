@@ -68,6 +68,8 @@ struct StepResult {
   std::vector<LinkUse> busiest_links;
   uint64_t events = 0;
   uint64_t flows = 0;
+  uint64_t rate_solves = 0;
+  uint64_t solved_flows = 0;
   size_t simulated_ranks = 0;
   std::vector<TraceEvent> trace;
 };

@@ -19,7 +19,17 @@ class AnalyticalNetwork final : public Network {
   const NetworkStats& stats() const override { return stats_; }
 
   /// The rate a flow would get on `route` with nothing else on the fabric.
-  double uncontended_rate(const Route& route, double weight, double max_rate) const;
+  double uncontended_rate(const Route& route, double weight, double max_rate) const {
+    return uncontended_rate(usable_, route, weight, max_rate);
+  }
+  /// The same for links of the given usable capacities (bandwidth x efficiency, bytes/s).
+  static double uncontended_rate(const std::vector<double>& usable, const Route& route,
+                                 double weight, double max_rate);
+  /// Time from start to arrival of a flow alone on the fabric (transfer + route latency).
+  static Time uncontended_time(const std::vector<double>& usable, const Route& route,
+                               const FlowRequest& request);
+  /// Usable capacity (bandwidth x efficiency) of every link, as this backend sees them.
+  static std::vector<double> usable_capacities(const std::vector<LinkCapacity>& links);
 
  private:
   Simulation& simulation_;

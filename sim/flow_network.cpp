@@ -102,6 +102,7 @@ void FlowNetwork::solve() {
   if (dirty_links_.empty()) return;
   ++stats_.rate_solves;
   collect_component();
+  stats_.solved_flows += component_flows_.size();
   progressive_filling();
   apply_new_rates();
 }

@@ -45,6 +45,7 @@ struct NetworkStats {
   uint64_t flows_started = 0;
   uint64_t flows_completed = 0;
   uint64_t rate_solves = 0;
+  uint64_t solved_flows = 0;  ///< flows re-solved, summed over solves (cost of sharing)
   uint64_t peak_active_flows = 0;
 };
 

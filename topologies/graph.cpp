@@ -43,6 +43,35 @@ std::span<const LinkId> Topology::out_links(NodeId id) const {
   return {out_ids_.data() + out_offsets_[id], out_ids_.data() + out_offsets_[id + 1]};
 }
 
+std::span<const LinkId> Topology::resource_links(LinkId resource) const {
+  if (resource < links_.size()) {
+    // A plain link is its own resource: point into the CSR array at its entry.
+    const Link& l = links_[resource];
+    for (uint32_t i = out_offsets_[l.src]; i < out_offsets_[l.src + 1]; ++i) {
+      if (out_ids_[i] == resource) return {out_ids_.data() + i, 1};
+    }
+  }
+  const auto& b = bundles_[resource - links_.size()];
+  return {b.data(), b.size()};
+}
+
+std::pair<NodeId, NodeId> Topology::resource_endpoints(LinkId resource) const {
+  if (resource < links_.size()) return {links_[resource].src, links_[resource].dst};
+  const auto& b = bundles_[resource - links_.size()];
+  const Link& first = links_[b.front()];
+  return {first.src, first.dst};
+}
+
+std::string Topology::resource_name(LinkId resource) const {
+  if (resource < links_.size()) {
+    return nodes_[links_[resource].src].name + ">" + nodes_[links_[resource].dst].name;
+  }
+  const auto& b = bundles_[resource - links_.size()];
+  const Link& first = links_[b.front()];
+  return nodes_[first.src].kind == NodeKind::gpu ? nodes_[first.src].name + ">nvswitches"
+                                                 : "nvswitches>" + nodes_[first.dst].name;
+}
+
 LinkId Topology::link_between(NodeId a, NodeId b) const {
   for (LinkId l : out_links(a)) {
     if (links_[l].dst == b) return l;
@@ -176,6 +205,34 @@ Topology TopologyBuilder::build() && {
     }
     for (NodeId v : touched) dist[v] = -1;
     t.gpu_nic_[r] = best;
+  }
+
+  // Bundles: a GPU's NVLinks to first-tier NVSwitch chips (and back), when every chip it reaches
+  // belongs to one board (single-tier domain or the board level of a two-tier one).
+  t.bundle_of_.assign(t.links_.size(), UINT32_MAX);
+  for (NodeId g : t.gpus_) {
+    std::vector<LinkId> up;
+    for (LinkId l : t.out_links(g)) {
+      const Link& link = t.links_[l];
+      if (link.kind == LinkKind::nvlink && t.nodes_[link.dst].kind == NodeKind::nvswitch) {
+        up.push_back(l);
+      }
+    }
+    if (up.size() < 2) continue;
+    std::vector<LinkId> down;
+    for (LinkId l : up) {
+      const LinkId back = t.link_between(t.links_[l].dst, g);
+      if (back == UINT32_MAX) {
+        down.clear();
+        break;
+      }
+      down.push_back(back);
+    }
+    if (down.size() != up.size()) continue;
+    for (const auto* bundle : {&up, &down}) {
+      for (LinkId l : *bundle) t.bundle_of_[l] = static_cast<uint32_t>(t.bundles_.size());
+      t.bundles_.push_back(*bundle);
+    }
   }
   return std::move(topology_);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,12 +97,35 @@ class Topology {
   size_t domain_count() const { return domain_ranks_.size(); }
   size_t server_count() const { return server_nics_.size(); }
 
-  /// Capacities in the form the network backends take; `efficiency(kind)` scales each link.
+  // Network resources. A GPU's links to the chips of its (single-tier) NVSwitch board are always
+  // used together, each carrying the share of every flow its bandwidth gives it, so under max-min
+  // sharing they act as one link of their summed bandwidth. Such a bundle is one resource of the
+  // network backends: exact, and a route inside an NVL72 rack has 2 resources instead of 36.
+  // Resource ids [0, link_count) are links; the bundles follow.
+  size_t resource_count() const { return links_.size() + bundles_.size(); }
+  /// The resource a link's traffic is accounted on (the link itself or its bundle).
+  LinkId resource_of(LinkId link) const {
+    return bundle_of_[link] == UINT32_MAX ? link : static_cast<LinkId>(links_.size() + bundle_of_[link]);
+  }
+  /// The links of a resource (one for a plain link).
+  std::span<const LinkId> resource_links(LinkId resource) const;
+  /// Endpoints of a resource; a bundle goes between its GPU and its board's first chip.
+  std::pair<NodeId, NodeId> resource_endpoints(LinkId resource) const;
+  std::string resource_name(LinkId resource) const;
+  LinkKind resource_kind(LinkId resource) const { return link(resource_links(resource).front()).kind; }
+
+  /// Capacities of every resource in the form the network backends take; `efficiency(kind)`
+  /// scales each.
   template <class EfficiencyFn>
   std::vector<sim::LinkCapacity> link_capacities(EfficiencyFn efficiency) const {
     std::vector<sim::LinkCapacity> out;
-    out.reserve(links_.size());
+    out.reserve(resource_count());
     for (const Link& l : links_) out.push_back({l.bandwidth, efficiency(l.kind)});
+    for (const auto& bundle : bundles_) {
+      sim::Bandwidth sum;
+      for (LinkId l : bundle) sum = sum + links_[l].bandwidth;
+      out.push_back({sum, efficiency(links_[bundle.front()].kind)});
+    }
     return out;
   }
 
@@ -116,6 +140,8 @@ class Topology {
   std::vector<NodeId> gpu_nic_;
   std::vector<std::vector<NodeId>> server_nics_;
   std::vector<std::vector<uint32_t>> domain_ranks_;
+  std::vector<std::vector<LinkId>> bundles_;
+  std::vector<uint32_t> bundle_of_;
 };
 
 /// Assembles a Topology. Links are added as full-duplex pairs unless add_directed is used.

@@ -51,13 +51,14 @@ struct Router::Accumulator {
   double latency_ps = 0;
 
   void add(const Topology& t, LinkId link, double fraction) {
+    latency_ps += fraction * static_cast<double>(t.link(link).latency.ps());
+    link = t.resource_of(link);
     const auto [it, inserted] = index.emplace(link, shares.size());
     if (inserted) {
       shares.push_back({link, fraction});
     } else {
       shares[it->second].fraction += fraction;
     }
-    latency_ps += fraction * static_cast<double>(t.link(link).latency.ps());
   }
 };
 
@@ -117,14 +118,18 @@ sim::Route Router::to_domain_switch(uint32_t rank) const {
 }
 
 sim::Route Router::from_domain_switch(uint32_t rank) const {
-  const sim::Route up = to_domain_switch(rank);
-  sim::Route down;
-  down.latency = up.latency;
-  for (const sim::LinkShare& s : up.links) {
-    const Link& l = topology_.link(s.link);
-    down.links.push_back({topology_.link_between(l.dst, l.src), s.fraction});
+  Accumulator acc;
+  const NodeId g = topology_.gpu(rank);
+  double total = 0;
+  for (LinkId l : topology_.out_links(g)) {
+    if (topology_.link(l).kind == LinkKind::nvlink) total += topology_.link(l).bandwidth.bytes_per_s();
   }
-  return down;
+  for (LinkId l : topology_.out_links(g)) {
+    const Link& link = topology_.link(l);
+    if (link.kind != LinkKind::nvlink) continue;
+    acc.add(topology_, topology_.link_between(link.dst, g), link.bandwidth.bytes_per_s() / total);
+  }
+  return sim::Route{std::move(acc.shares), sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
 }
 
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
@@ -292,7 +297,7 @@ Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ra
     if (!updown(nic, t.gpu(rank), LinkKind::pcie, false, 0, 1.0, pcie)) return {};
     for (const sim::LinkShare& s : pcie.shares) add(s.link);
   }
-  return tree;
+  return tree;  // network and PCIe links: each is its own resource
 }
 
 bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
@@ -306,9 +311,9 @@ bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
     queue.pop_front();
     for (LinkId l : t.out_links(u)) {
       const NodeId v = t.link(l).dst;
-      if (seen[v]) continue;
-      // GPUs do not forward traffic (that would be PXN, a strategy of its own).
-      if (v != dst && t.node(v).kind == NodeKind::gpu) continue;
+      if (seen[v] || t.link(l).kind != LinkKind::network) continue;
+      // NICs are endpoints: the fabric does not route through another server.
+      if (v != dst && t.node(v).kind == NodeKind::nic) continue;
       seen[v] = 1;
       parent[v] = l;
       queue.push_back(v);
@@ -335,10 +340,6 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
     return sim::Route{std::move(acc.shares),
                       sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps + 0.5))};
   };
-  if (strategy_ == RoutingStrategy::shortest) {
-    if (!shortest_path(gs, gd, acc)) fail();
-    return finish();
-  }
   bool has_nvlink = false;
   for (LinkId l : t.out_links(gs)) has_nvlink |= t.link(l).kind == LinkKind::nvlink;
   const LinkKind up_kind = has_nvlink ? LinkKind::nvlink : LinkKind::pcie;
@@ -383,10 +384,12 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
   }
   const uint64_t hash = mix(seed_ ^ mix((static_cast<uint64_t>(nic_src) << 32) | nic_dst));
   if (!updown(sender, nic_src, LinkKind::pcie, false, hash, 1.0, acc)) fail();
-  if (!updown(nic_src, nic_dst, LinkKind::network, strategy_ == RoutingStrategy::spray, hash, 1.0,
-              acc)) {
-    fail();
-  }
+  const bool network_ok =
+      strategy_ == RoutingStrategy::shortest
+          ? shortest_path(nic_src, nic_dst, acc)
+          : updown(nic_src, nic_dst, LinkKind::network, strategy_ == RoutingStrategy::spray, hash,
+                   1.0, acc);
+  if (!network_ok) fail();
   if (!updown(nic_dst, gd, LinkKind::pcie, false, hash, 1.0, acc)) fail();
   return finish();
 }

@@ -9,7 +9,7 @@
 //   spray       bytes split evenly over every up-link at each tier (ideal adaptive routing)
 //   rail_aware  as ecmp, but the source first moves the data over NVLink to the GPU whose NIC is
 //               on the destination's rail (NCCL's PXN), so traffic stays on one rail
-//   shortest    fewest hops over the whole graph (BFS), lowest link id on ties
+//   shortest    fewest hops between the NICs (BFS over the fabric), lowest link id on ties
 // Fabrics of independent planes (multi-plane, rail-only) cannot carry traffic between planes;
 // there every strategy but `shortest` forwards over NVLink to the right plane first.
 
@@ -37,8 +37,9 @@ class Router {
   const Topology& topology() const { return topology_; }
   RoutingStrategy strategy() const { return strategy_; }
 
-  /// Route from GPU rank `src` to GPU rank `dst` (cached). Throws std::runtime_error when the
-  /// graph offers no path.
+  /// Route from GPU rank `src` to GPU rank `dst` (cached), over network resources (links, and
+  /// the NVLink bundles of Topology::resource_of). Throws std::runtime_error when the graph
+  /// offers no path.
   const sim::Route& route(uint32_t src, uint32_t dst);
   /// Route from GPU rank `src` to GPU rank `dst` (in another domain) leaving through the NIC of
   /// GPU `proxy` (in src's domain): src reaches that NIC over PCIe when it sits under the same

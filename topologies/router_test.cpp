@@ -14,17 +14,17 @@ Topology preset(const char* name, int gpus) { return build_cluster(find_system(n
 
 std::vector<std::string> hop_names(const Topology& t, const fabricsim::sim::Route& r) {
   std::vector<std::string> out;
-  for (const auto& s : r.links) {
-    out.push_back(t.node(t.link(s.link).src).name + ">" + t.node(t.link(s.link).dst).name);
-  }
+  for (const auto& s : r.links) out.push_back(t.resource_name(s.link));
   return out;
 }
 
 int count_kind(const Topology& t, const fabricsim::sim::Route& r, NodeKind kind, int tier) {
   int n = 0;
   for (const auto& s : r.links) {
-    const Node& dst = t.node(t.link(s.link).dst);
-    if (dst.kind == kind && dst.tier == tier) ++n;
+    for (LinkId l : t.resource_links(s.link)) {
+      const Node& dst = t.node(t.link(l).dst);
+      if (dst.kind == kind && dst.tier == tier) ++n;
+    }
   }
   return n;
 }
@@ -35,13 +35,15 @@ TEST_CASE("NVLink traffic is sprayed over the NVSwitch chips by lanes", "[routin
   const Topology t = preset("dgx-h100", 8);
   Router router(t, RoutingStrategy::ecmp);
   const auto& r = router.route(0, 1);
-  REQUIRE(r.links.size() == 8);  // 4 chips up, 4 chips down
-  double up = 0;
-  for (const auto& s : r.links) {
-    if (t.link(s.link).src == t.gpu(0)) up += s.fraction;
-  }
-  CHECK(up == Approx(1.0));
-  CHECK(r.links[0].fraction == Approx(5.0 / 18));
+  // Each GPU's 4 chip links (5/4/4/5 lanes) form one bundle per direction: up, then down.
+  REQUIRE(r.links.size() == 2);
+  CHECK(t.resource_links(r.links[0].link).size() == 4);
+  CHECK(t.resource_endpoints(r.links[0].link).first == t.gpu(0));
+  CHECK(t.resource_endpoints(r.links[1].link).second == t.gpu(1));
+  CHECK(r.links[0].fraction == Approx(1.0));
+  // The bundle's capacity is the GPU's whole NVLink bandwidth.
+  const auto caps = t.link_capacities([](LinkKind) { return 1.0; });
+  CHECK(caps[r.links[0].link].bandwidth.gbytes_per_s() == Approx(450));
 }
 
 TEST_CASE("same-rail traffic stays on its leaf; cross-rail goes up unless rail-aware",
@@ -73,8 +75,9 @@ TEST_CASE("every route conserves the flow at each node", "[routing][invariant]")
         const auto& r = router.route(0, dst);
         std::vector<double> net(t.node_count(), 0.0);
         for (const auto& s : r.links) {
-          net[t.link(s.link).src] -= s.fraction;
-          net[t.link(s.link).dst] += s.fraction;
+          const auto [from, to] = t.resource_endpoints(s.link);
+          net[from] -= s.fraction;
+          net[to] += s.fraction;
         }
         for (size_t n = 0; n < t.node_count(); ++n) {
           const double expect = n == t.gpu(0) ? -1.0 : n == t.gpu(dst) ? 1.0 : 0.0;

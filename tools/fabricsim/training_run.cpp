@@ -169,8 +169,10 @@ std::string report_to_text(const TrainingReport& r) {
                          100 * l.utilization);
     }
   }
-  out += fmt::format("simulated {} rank(s), {} events, {} flows in {:.3f} s\n",
-                     r.step->simulated_ranks, r.step->events, r.step->flows, r.simulate_wall_s);
+  out += fmt::format("simulated {} rank(s), {} events, {} flows ({} rate solves over {} flows) in "
+                     "{:.3f} s\n",
+                     r.step->simulated_ranks, r.step->events, r.step->flows, r.step->rate_solves,
+                     r.step->solved_flows, r.simulate_wall_s);
   return out;
 }
 
