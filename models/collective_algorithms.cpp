@@ -52,19 +52,17 @@ class PhaseBuilder {
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, double>, size_t> index_;
 };
 
-bool multi_domain_striped(const GroupLayout& g) { return g.domain_count() > 1 && g.uniform; }
-
-/// For each lane c of a striped ring, the local index of the GPU that ends the chain and sends
-/// to the next domain through lane c's NIC. Preferred: a GPU under the same PCIe switch as that
-/// NIC (what NCCL's ring search finds on DGX-style boards, GPU pairs sharing a switch with two
-/// NICs), so no GPU's PCIe link carries two streams; otherwise the previous GPU, forwarding over
-/// NVLink (PXN).
-std::vector<int> ring_exits(const GroupLayout& g, const topologies::Router& router) {
-  const auto& m = g.domains.front();
-  const int p = g.ppn;
-  std::vector<int> exit(static_cast<size_t>(p), -1);
+/// For each lane c of a striped ring, the local index of the GPU of `m` (one domain's members)
+/// that ends the lane's chain and sends to the next domain through lane c's NIC. Preferred: a GPU
+/// under the same PCIe switch as that NIC (what NCCL's ring search finds on DGX-style boards, GPU
+/// pairs sharing a switch with two NICs), so no GPU's PCIe link carries two streams; otherwise the
+/// previous GPU, forwarding over NVLink (PXN).
+std::vector<int> ring_exits(const std::vector<uint32_t>& m, int lanes,
+                            const topologies::Router& router) {
+  const int p = static_cast<int>(m.size());
+  std::vector<int> exit(static_cast<size_t>(lanes), -1);
   std::vector<bool> used(static_cast<size_t>(p), false);
-  for (int c = 0; c < p; ++c) {
+  for (int c = 0; c < lanes; ++c) {
     for (int x = 0; x < p && exit[c] < 0; ++x) {
       if (x != c && !used[x] && router.reaches_nic_over_pcie(m[x], m[c])) exit[c] = x;
     }
@@ -78,18 +76,22 @@ std::vector<int> ring_exits(const GroupLayout& g, const topologies::Router& rout
   return exit;
 }
 
-/// Chain order of lane c inside a domain: starts at c, ends at exit[c], others in rotation.
-std::vector<int> lane_order(int c, int p, const std::vector<int>& exit) {
+/// Chain order of lane c inside a domain of p members: starts at c, ends at `exit`, the others in
+/// rotation.
+std::vector<int> lane_order(int c, int p, int exit) {
   std::vector<int> order{c};
   for (int k = 1; k < p; ++k) {
     const int x = (c + k) % p;
-    if (x != exit[c]) order.push_back(x);
+    if (x != exit) order.push_back(x);
   }
-  if (exit[c] != c) order.push_back(exit[c]);
+  if (exit != c) order.push_back(exit);
   return order;
 }
 
 /// Ring (or, for chains, a pipeline without the closing edge) with `per_edge` bytes per edge.
+/// Across several domains the ring is striped like NCCL's channels: one lane per member of the
+/// smallest domain, each crossing between domains through its own NIC (NCCL builds rings over
+/// nodes with unequal GPU counts the same way, with the channel count of the smallest).
 void ring(PhaseBuilder& b, const GroupLayout& g, const topologies::Router& router, double per_edge,
           bool chain, bool reverse) {
   auto add = [&](uint32_t from, uint32_t to, double bytes, uint32_t proxy = UINT32_MAX) {
@@ -100,26 +102,30 @@ void ring(PhaseBuilder& b, const GroupLayout& g, const topologies::Router& route
     }
   };
   const int n = g.size();
-  if (!multi_domain_striped(g)) {
-    std::vector<uint32_t> order;
-    for (const auto& d : g.domains) order.insert(order.end(), d.begin(), d.end());
+  const int domains = g.domain_count();
+  if (domains <= 1) {
     for (int i = 0; i < n; ++i) {
       if (chain && i == n - 1) break;
-      add(order[i], order[(i + 1) % n], per_edge);
+      add(g.ranks[i], g.ranks[(i + 1) % n], per_edge);
     }
     return;
   }
-  const int p = g.ppn;
-  const int domains = g.domain_count();
-  const double per = per_edge / p;
-  const std::vector<int> exit = ring_exits(g, router);
-  for (int c = 0; c < p; ++c) {
-    const std::vector<int> order = lane_order(c, p, exit);
+  const int lanes = g.min_ppn;
+  const double per = per_edge / lanes;
+  // Domains of one size are wired alike in every generator, so their exits are computed once.
+  std::map<size_t, std::vector<int>> exits_by_size;
+  for (const auto& m : g.domains) {
+    if (!exits_by_size.contains(m.size())) exits_by_size[m.size()] = ring_exits(m, lanes, router);
+  }
+  for (int c = 0; c < lanes; ++c) {
     for (int d = 0; d < domains; ++d) {
       const auto& m = g.domains[d];
+      const int p = static_cast<int>(m.size());
+      const int exit = exits_by_size[m.size()][c];
+      const std::vector<int> order = lane_order(c, p, exit);
       for (int k = 0; k + 1 < p; ++k) add(m[order[k]], m[order[k + 1]], per);
       if (chain && d == domains - 1) continue;
-      add(m[exit[c]], g.domains[(d + 1) % domains][c], per, m[c]);
+      add(m[exit], g.domains[(d + 1) % domains][c], per, m[c]);
     }
   }
 }
@@ -216,14 +222,14 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
     case Algorithm::tree: {
       require(op == CollectiveOp::all_reduce, "tree runs all_reduce only");
       require(domains > 1, "tree needs GPUs in more than one scale-up domain");
-      const int lanes = g.uniform ? p : 1;
+      const int lanes = g.min_ppn;
       const double per = size / lanes;
       for (int c = 0; c < lanes; ++c) {
         for (const auto& m : g.domains) {
-          if (!g.uniform) break;
-          for (int k = 0; k + 1 < p; ++k) {
-            const uint32_t x = m[(c + k) % p];
-            const uint32_t y = m[(c + k + 1) % p];
+          const int pd = static_cast<int>(m.size());
+          for (int k = 0; k + 1 < pd; ++k) {
+            const uint32_t x = m[(c + k) % pd];
+            const uint32_t y = m[(c + k + 1) % pd];
             b.p2p(y, x, per);
             b.p2p(x, y, per);
           }

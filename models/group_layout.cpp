@@ -17,7 +17,11 @@ GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<
   }
   for (auto& members : g.domains) std::sort(members.begin(), members.end());
   g.ppn = 0;
-  for (const auto& members : g.domains) g.ppn = std::max(g.ppn, static_cast<int>(members.size()));
+  g.min_ppn = g.domains.empty() ? 1 : static_cast<int>(g.domains.front().size());
+  for (const auto& members : g.domains) {
+    g.ppn = std::max(g.ppn, static_cast<int>(members.size()));
+    g.min_ppn = std::min(g.min_ppn, static_cast<int>(members.size()));
+  }
   for (const auto& members : g.domains) g.uniform &= static_cast<int>(members.size()) == g.ppn;
   g.ranks = std::move(ranks);
   return g;

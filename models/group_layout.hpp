@@ -13,6 +13,7 @@ struct GroupLayout {
   std::vector<uint32_t> ranks;                 ///< members, global GPU ranks
   std::vector<std::vector<uint32_t>> domains;  ///< members per scale-up domain, in rank order
   int ppn = 1;                                 ///< members per domain (largest)
+  int min_ppn = 1;                             ///< members of the smallest domain
   bool uniform = true;                         ///< every domain has ppn members
   int size() const { return static_cast<int>(ranks.size()); }
   int domain_count() const { return static_cast<int>(domains.size()); }

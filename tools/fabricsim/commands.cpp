@@ -9,6 +9,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(make_validate_command());
   out.push_back(make_calibrate_command());
   out.push_back(make_run_command());
+  out.push_back(make_scale_command());
   return out;
 }
 

@@ -27,5 +27,6 @@ std::unique_ptr<Command> make_collective_command();
 std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_run_command();
+std::unique_ptr<Command> make_scale_command();
 
 }  // namespace fabricsim::tools

@@ -14,9 +14,12 @@ nlohmann::json default_scenario_json() {
   return nlohmann::json::parse(R"({
     "system": {"preset": "dgx-h100", "gpus": 8},
     "model": {"preset": "llama3-8b"},
-    "parallelism": {"tp": 1, "pp": 1, "cp": 1, "micro_batch": 1},
-    "training": {"task": "pretrain", "precision": "bf16", "global_batch": 64},
-    "simulation": {"backend": "flow"}
+    "parallelism": {"tp": 1, "pp": 1, "cp": 2, "micro_batch": 1, "zero": 1,
+                    "recompute": "selective"},
+    "training": {"task": "pretrain", "precision": "bf16", "seq_len": 8192, "global_batch": 64},
+    "simulation": {"backend": "flow"},
+    "scale": {"systems": ["generic-h100-pcie-eth", "dgx-h100", "gb200-nvl72"],
+              "max_gpus": 1024, "modes": ["weak", "strong"], "strong_global_batch": 1024}
   })");
 }
 
@@ -99,6 +102,7 @@ Scenario read_scenario(const sim::JsonValue& root) {
   sc.source = root.file();
   sim::ObjectReader top = root.as_object();
   top.ignore("comment");
+  top.ignore("scale");  // the scaling study's section, read by read_scaling_study
 
   // System.
   {

@@ -32,8 +32,10 @@ struct Scenario {
   bool ignore_memory = false;
 };
 
-/// The embedded default scenario: Llama 3 8B on 8 DGX H100 GPUs (also the base that flags and
-/// `--set` modify when no file is given).
+/// The embedded default scenario: Llama 3 8B pre-training at sequence length 8192 with NeMo's
+/// published plan for it (TP1 PP1 CP2, micro-batch 1), on 8 DGX H100 GPUs; its "scale" section
+/// is the default scaling study (PCIe servers vs DGX H100 vs GB200 NVL72, 8 to 1,024 GPUs). It is
+/// also the base that flags and `--set` modify when no file is given.
 nlohmann::json default_scenario_json();
 
 /// Applies "pointer=value" assignments (value parsed as JSON when it is valid JSON, else taken as

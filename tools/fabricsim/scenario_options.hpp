@@ -17,6 +17,7 @@ class ScenarioOptions {
   /// The scenario from `file` (or the embedded default), with flags and --set applied.
   Scenario scenario(const std::string& file) const;
   nlohmann::json document(const std::string& file) const;
+  const std::string& system() const { return system_; }
 
  private:
   std::vector<std::string> sets_;

@@ -1,0 +1,148 @@
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "sim/input_error.hpp"
+#include "sim/json_reader.hpp"
+#include "tools/fabricsim/cli_options.hpp"
+#include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/scaling_study.hpp"
+#include "tools/fabricsim/scenario_options.hpp"
+
+namespace fabricsim::tools {
+namespace {
+
+constexpr double kNearLinear = 0.9;
+
+std::string row_text(const ScalingRow& r) {
+  std::string line = fmt::format("{:>7} {:>6} {:>7}", r.gpus, r.dp, r.global_batch);
+  if (!r.feasible) return line + "   infeasible: " + r.reason;
+  line += fmt::format(" {:>9.3f} {:>11.0f} {:>9.1f} {:>6.1f}%", r.step_time_s, r.tokens_per_s_per_gpu,
+                      r.model_tflops_per_gpu, 100 * r.mfu);
+  if (!r.efficiency) return line + "       -";
+  line += fmt::format(" {:>6.1f}%", 100 * *r.efficiency);
+  std::string lost;
+  for (const ScalingLoss& l : r.losses) {
+    if (l.points < 0.005) break;
+    if (!lost.empty()) lost += ", ";
+    lost += fmt::format("{} {:.1f}", l.component, 100 * l.points);
+  }
+  return lost.empty() ? line : line + "  " + lost;
+}
+
+class ScaleCommand final : public Command {
+ public:
+  void add_to(CLI::App& app) override {
+    app_ = app.add_subcommand(
+        "scale", "Scaling study: throughput per GPU and efficiency from the smallest size up, in "
+                 "weak and strong scaling, on one or more systems");
+    app_->add_option("scenario", file_,
+                     "Scenario JSON; its optional \"scale\" section sets the study (default: the "
+                     "embedded Llama 3 8B study on three systems)");
+    options_.add_to(*app_);
+    app_->add_option("--systems", systems_, "System presets to compare (comma separated)")
+        ->delimiter(',');
+    app_->add_option("--gpu-counts", counts_, "GPU counts, ascending (comma separated)")
+        ->delimiter(',');
+    app_->add_option("--max-gpus", max_gpus_, "Run 8, 16, 32, ... up to this many GPUs");
+    app_->add_option("--mode", mode_, "weak, strong or both");
+    app_->add_option("--strong-global-batch", strong_batch_,
+                     "Global batch (sequences) held fixed in strong scaling");
+    app_->add_flag("--json", json_, "Print rows and summary as JSON at the end");
+    app_->add_option("--jsonl", jsonl_, "Append each row to this file as it finishes (JSON lines)");
+  }
+
+  int run(std::ostream& out, std::ostream&) override {
+    nlohmann::json doc = options_.document(file_);
+    apply_flags(doc);
+    const std::string source = file_.empty() ? "<scenario>" : file_;
+    const ScalingStudy study = read_scaling_study(sim::JsonDocument(doc, source).root());
+
+    std::ofstream jsonl;
+    if (!jsonl_.empty()) {
+      jsonl.open(jsonl_, std::ios::app);
+      if (!jsonl) throw sim::InputError(jsonl_, "", "cannot open file for writing");
+    }
+    std::string group;
+    auto on_row = [&](const ScalingRow& r) {
+      if (jsonl.is_open()) jsonl << scaling_row_json(r).dump() << std::endl;
+      if (json_) return;
+      const std::string g = r.system + to_string(r.mode);
+      if (g != group) {
+        group = g;
+        out << fmt::format("\n{} scaling on {} ({}):\n", to_string(r.mode), r.system,
+                           r.mode == ScalingMode::weak ? "batch per replica fixed"
+                                                       : "global batch fixed");
+        out << fmt::format("{:>7} {:>6} {:>7} {:>9} {:>11} {:>9} {:>7} {:>7}  {}\n", "GPUs", "DP",
+                           "batch", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "eff.",
+                           "efficiency lost to (points)");
+      }
+      out << row_text(r) << std::endl;
+    };
+    if (!json_) out << header(doc, source) << std::flush;
+    const std::vector<ScalingRow> rows = run_scaling_study(doc, source, study, on_row);
+    if (json_) {
+      nlohmann::json j = {{"rows", nlohmann::json::array()}};
+      for (const ScalingRow& r : rows) j["rows"].push_back(scaling_row_json(r));
+      j["summary"] = scaling_summary_text(rows, kNearLinear);
+      out << j.dump(2) << "\n";
+    } else {
+      out << "\n" << scaling_summary_text(rows, kNearLinear);
+    }
+    return 0;
+  }
+
+ private:
+  void apply_flags(nlohmann::json& doc) const {
+    nlohmann::json& scale = doc["scale"];
+    if (!systems_.empty()) {
+      scale["systems"] = systems_;
+    } else if (!options_.system().empty()) {
+      scale["systems"] = {options_.system()};
+    }
+    if (!counts_.empty()) {
+      scale.erase("max_gpus");
+      scale["gpus"] = counts_;
+    }
+    if (max_gpus_ > 0) {
+      scale.erase("gpus");
+      scale["max_gpus"] = max_gpus_;
+    }
+    if (!mode_.empty()) {
+      if (mode_ == "both") {
+        scale["modes"] = {"weak", "strong"};
+      } else if (mode_ == "weak" || mode_ == "strong") {
+        scale["modes"] = {mode_};
+      } else {
+        throw sim::InputError(kCommandLine, "--mode",
+                              fmt::format("expected weak, strong or both, got '{}'", mode_));
+      }
+    }
+    if (strong_batch_ > 0) scale["strong_global_batch"] = strong_batch_;
+  }
+
+  static std::string header(const nlohmann::json& doc, const std::string& source) {
+    const nlohmann::json& p = doc.value("parallelism", nlohmann::json::object());
+    const nlohmann::json& t = doc.value("training", nlohmann::json::object());
+    return fmt::format(
+        "# fabricsim scale: {} | {} | plan {} (DP takes the rest) | training {}\n",
+        source, doc.value("model", nlohmann::json::object()).dump(), p.dump(), t.dump());
+  }
+
+  std::string file_;
+  ScenarioOptions options_;
+  std::vector<std::string> systems_;
+  std::vector<int> counts_;
+  int max_gpus_ = 0;
+  std::string mode_;
+  int strong_batch_ = 0;
+  bool json_ = false;
+  std::string jsonl_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_scale_command() { return std::make_unique<ScaleCommand>(); }
+
+}  // namespace fabricsim::tools

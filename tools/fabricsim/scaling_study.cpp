@@ -1,0 +1,253 @@
+#include "tools/fabricsim/scaling_study.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/input_error.hpp"
+#include "topologies/system_presets.hpp"
+#include "tools/fabricsim/scenario.hpp"
+#include "tools/fabricsim/training_run.hpp"
+
+namespace fabricsim::tools {
+
+const char* to_string(ScalingMode m) { return m == ScalingMode::weak ? "weak" : "strong"; }
+
+std::vector<int> default_gpu_counts(int max_gpus) {
+  std::vector<int> out;
+  for (int n = 8; n <= max_gpus; n *= 2) out.push_back(n);
+  return out;
+}
+
+ScalingStudy read_scaling_study(const sim::JsonValue& root) {
+  ScalingStudy study;
+  study.modes = {ScalingMode::weak, ScalingMode::strong};
+  sim::ObjectReader top = root.as_object();
+  study.systems = {top.required("system").as_object().required("preset").as_string()};
+  study.gpus = default_gpu_counts(1024);
+  const auto section = top.optional("scale");
+  if (!section) return study;
+  sim::ObjectReader r = section->as_object();
+  if (auto systems = r.optional("systems")) {
+    study.systems.clear();
+    for (const sim::JsonValue& s : systems->as_array()) {
+      const std::string name = s.as_string();
+      if (topologies::find_system(name) == nullptr) {
+        s.fail(fmt::format("one of {}", topologies::system_names()));
+      }
+      study.systems.push_back(name);
+    }
+    if (study.systems.empty()) systems->fail("at least one system preset");
+  }
+  const auto gpus = r.optional("gpus");
+  const auto max_gpus = r.optional("max_gpus");
+  if (gpus && max_gpus) max_gpus->fail_message("give either gpus or max_gpus, not both");
+  if (gpus) {
+    study.gpus.clear();
+    for (const sim::JsonValue& g : gpus->as_array()) {
+      const int n = static_cast<int>(g.as_positive_int());
+      if (!study.gpus.empty() && n <= study.gpus.back()) g.fail("GPU counts in ascending order");
+      study.gpus.push_back(n);
+    }
+    if (study.gpus.empty()) gpus->fail("at least one GPU count");
+  }
+  if (max_gpus) {
+    const int n = static_cast<int>(max_gpus->as_positive_int());
+    if (n < 8) max_gpus->fail("at least 8 (the default counts start at 8)");
+    study.gpus = default_gpu_counts(n);
+  }
+  if (auto modes = r.optional("modes")) {
+    study.modes.clear();
+    for (const sim::JsonValue& m : modes->as_array()) {
+      study.modes.push_back(m.as_enum({"weak", "strong"}) == "weak" ? ScalingMode::weak
+                                                                     : ScalingMode::strong);
+    }
+    if (study.modes.empty()) modes->fail("at least one of weak, strong");
+  }
+  if (auto b = r.optional("strong_global_batch")) {
+    study.strong_global_batch = static_cast<int>(b->as_positive_int());
+  }
+  r.finish();
+  return study;
+}
+
+namespace {
+
+struct Components {
+  std::vector<std::pair<std::string, double>> parts;  // seconds per component, "other" last
+};
+
+Components components_of(const TrainingReport& report) {
+  const models::StepResult& step = *report.step;
+  const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
+  Components c;
+  c.parts = {{"compute", b.compute}, {"TP", b.exposed_tp},   {"CP", b.exposed_cp},
+             {"EP", b.exposed_ep},   {"PP", b.exposed_pp},   {"bubble", b.bubble},
+             {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
+  double sum = 0;
+  for (const auto& [name, v] : c.parts) sum += v;
+  c.parts.emplace_back("other", step.step_seconds - sum);
+  return c;
+}
+
+struct Baseline {
+  double step_time_s = 0;
+  double sequences_per_gpu = 0;
+  double tokens_per_s_per_gpu = 0;
+  Components components;
+};
+
+ScalingRow infeasible_row(ScalingRow row, std::string reason) {
+  row.feasible = false;
+  row.reason = std::move(reason);
+  return row;
+}
+
+}  // namespace
+
+std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const std::string& source,
+                                          const ScalingStudy& study,
+                                          const std::function<void(const ScalingRow&)>& on_row) {
+  // The scenario as given fixes the plan family and the batch per replica; any error in it is
+  // the user's to fix, not a property of one size.
+  const Scenario given = read_scenario(sim::JsonDocument(scenario, source).root());
+  const models::ParallelPlan& plan = given.plan;
+  const int model_parallel = plan.tp * plan.pp * plan.cp;
+  const int per_replica = given.training.global_batch / plan.dp;
+  const int strong_batch =
+      study.strong_global_batch > 0 ? study.strong_global_batch : given.training.global_batch;
+
+  std::vector<ScalingRow> rows;
+  for (const std::string& system : study.systems) {
+    for (ScalingMode mode : study.modes) {
+      std::optional<Baseline> baseline;
+      for (size_t i = 0; i < study.gpus.size(); ++i) {
+        const int n = study.gpus[i];
+        ScalingRow row;
+        row.system = system;
+        row.mode = mode;
+        row.gpus = n;
+        row.dp = n / model_parallel;
+        row.global_batch = mode == ScalingMode::weak ? per_replica * row.dp : strong_batch;
+        auto emit = [&](ScalingRow r) {
+          on_row(r);
+          rows.push_back(std::move(r));
+        };
+        if (n % model_parallel != 0) {
+          emit(infeasible_row(row, fmt::format("tp x pp x cp = {} does not divide {} GPUs",
+                                               model_parallel, n)));
+          continue;
+        }
+        nlohmann::json doc = scenario;
+        doc["system"]["preset"] = system;
+        doc["system"]["gpus"] = n;
+        doc["parallelism"].erase("dp");
+        doc["training"]["global_batch"] = row.global_batch;
+        TrainingReport report;
+        try {
+          report = run_training(read_scenario(sim::JsonDocument(doc, source).root()));
+        } catch (const sim::InputError& e) {
+          emit(infeasible_row(row, e.message()));
+          continue;
+        }
+        if (!report.step) {
+          emit(infeasible_row(row, report.memory.reason));
+          continue;
+        }
+        const TrainingMetrics& m = report.metrics;
+        row.feasible = true;
+        row.step_time_s = m.step_time_s;
+        row.tokens_per_s_per_gpu = m.tokens_per_s_per_gpu;
+        row.model_tflops_per_gpu = m.model_tflops_per_gpu;
+        row.mfu = m.mfu;
+        row.simulate_wall_s = report.simulate_wall_s;
+        const Components parts = components_of(report);
+        const double sequences_per_gpu = static_cast<double>(row.global_batch) / n;
+        if (i == 0) {
+          baseline = Baseline{m.step_time_s, sequences_per_gpu, m.tokens_per_s_per_gpu, parts};
+        }
+        if (baseline) {
+          row.efficiency = m.tokens_per_s_per_gpu / baseline->tokens_per_s_per_gpu;
+          // What the step would hold if every component scaled with the work per GPU.
+          const double work = sequences_per_gpu / baseline->sequences_per_gpu;
+          for (size_t c = 0; c < parts.parts.size(); ++c) {
+            const double lost = parts.parts[c].second - work * baseline->components.parts[c].second;
+            row.losses.push_back({parts.parts[c].first, lost / m.step_time_s});
+          }
+          std::stable_sort(row.losses.begin(), row.losses.end(),
+                           [](const ScalingLoss& a, const ScalingLoss& b) { return a.points > b.points; });
+        }
+        emit(row);
+      }
+    }
+  }
+  return rows;
+}
+
+nlohmann::json scaling_row_json(const ScalingRow& row) {
+  nlohmann::json j = {{"system", row.system},
+                      {"mode", to_string(row.mode)},
+                      {"gpus", row.gpus},
+                      {"dp", row.dp},
+                      {"global_batch", row.global_batch},
+                      {"feasible", row.feasible}};
+  if (!row.feasible) {
+    j["reason"] = row.reason;
+    return j;
+  }
+  j["step_time_s"] = row.step_time_s;
+  j["tokens_per_s_per_gpu"] = row.tokens_per_s_per_gpu;
+  j["model_tflops_per_gpu"] = row.model_tflops_per_gpu;
+  j["mfu"] = row.mfu;
+  if (row.efficiency) j["scaling_efficiency"] = *row.efficiency;
+  nlohmann::json losses = nlohmann::json::object();
+  for (const ScalingLoss& l : row.losses) losses[l.component] = l.points;
+  if (row.efficiency) j["efficiency_lost_to"] = losses;
+  j["simulate_wall_s"] = row.simulate_wall_s;
+  return j;
+}
+
+std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold) {
+  // Per system and mode: the largest size up to which every size keeps the threshold.
+  std::map<std::pair<std::string, int>, std::vector<const ScalingRow*>> groups;
+  std::vector<std::pair<std::string, int>> order;
+  for (const ScalingRow& r : rows) {
+    const auto key = std::pair{r.system, static_cast<int>(r.mode)};
+    if (!groups.contains(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  std::string out = fmt::format("near-linear (efficiency >= {:.0f}% of the smallest size):\n",
+                                100 * threshold);
+  for (const auto& key : order) {
+    const auto& g = groups[key];
+    int holds_to = 0;
+    const ScalingRow* first_miss = nullptr;
+    for (const ScalingRow* r : g) {
+      if (r->efficiency && *r->efficiency >= threshold) {
+        holds_to = r->gpus;
+        continue;
+      }
+      first_miss = r;
+      break;
+    }
+    std::string line = fmt::format("  {:<22} {:<6} ", key.first, to_string(static_cast<ScalingMode>(key.second)));
+    if (holds_to == 0) {
+      line += "no baseline (the smallest size is infeasible)";
+    } else if (first_miss == nullptr) {
+      line += fmt::format("holds through {} GPUs ({:.1f}% there)", holds_to,
+                          100 * g.back()->efficiency.value_or(0));
+    } else if (!first_miss->feasible) {
+      line += fmt::format("holds through {} GPUs; {} GPUs infeasible: {}", holds_to,
+                          first_miss->gpus, first_miss->reason);
+    } else {
+      line += fmt::format("holds through {} GPUs; {:.1f}% at {} GPUs, lost mostly to {}", holds_to,
+                          100 * first_miss->efficiency.value_or(0), first_miss->gpus,
+                          first_miss->losses.empty() ? "?" : first_miss->losses.front().component);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace fabricsim::tools

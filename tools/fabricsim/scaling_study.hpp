@@ -1,0 +1,72 @@
+#pragma once
+// A scaling study: one model and plan family run over GPU counts on one or more systems, in
+// weak scaling (fixed batch per data-parallel replica) and strong scaling (fixed global batch),
+// with the efficiency relative to the smallest size and what ate it.
+//
+// The plan family keeps TP, PP, CP, EP, VP and the micro-batch fixed; DP takes the rest of the
+// GPUs. Efficiency is throughput per GPU relative to the baseline size. Its loss is attributed to
+// the step-time components of the critical stage: a component's loss is its time at N minus its
+// baseline time scaled by the change in work per GPU, so the losses add up to 1 - efficiency.
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/json_reader.hpp"
+
+namespace fabricsim::tools {
+
+enum class ScalingMode { weak, strong };
+const char* to_string(ScalingMode m);
+
+struct ScalingStudy {
+  std::vector<std::string> systems;
+  std::vector<int> gpus;  ///< ascending; the first is the baseline
+  std::vector<ScalingMode> modes;
+  int strong_global_batch = 0;  ///< 0 = the scenario's global batch
+};
+
+/// The GPU counts 8, 16, 32, 64, then powers of two up to `max_gpus` (inclusive, if it is one).
+std::vector<int> default_gpu_counts(int max_gpus);
+
+/// Reads the optional "scale" section of a scenario; `system` is the scenario's own preset, used
+/// when the section names no systems.
+ScalingStudy read_scaling_study(const sim::JsonValue& scenario_root);
+
+struct ScalingLoss {
+  std::string component;  ///< compute, TP, CP, EP, PP, bubble, DP, optimizer, other
+  double points = 0;      ///< share of the step at this size, as a fraction (adds to 1 - eff)
+};
+
+struct ScalingRow {
+  std::string system;
+  ScalingMode mode = ScalingMode::weak;
+  int gpus = 0;
+  int dp = 0;
+  int global_batch = 0;
+  bool feasible = false;
+  std::string reason;  ///< why not, when infeasible
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  std::optional<double> efficiency;  ///< absent when the baseline is infeasible
+  std::vector<ScalingLoss> losses;   ///< largest first
+  double simulate_wall_s = 0;
+};
+
+/// Runs the study on a scenario document (JSON after flags and --set), calling `on_row` as each
+/// size finishes so callers can write results as they go. Input errors in the scenario itself
+/// are thrown; a size the plan cannot use (does not divide, too few sequences, out of memory)
+/// becomes an infeasible row with the reason.
+std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const std::string& source,
+                                          const ScalingStudy& study,
+                                          const std::function<void(const ScalingRow&)>& on_row);
+
+nlohmann::json scaling_row_json(const ScalingRow& row);
+/// One line summarising, per system and mode, where scaling stays near-linear.
+std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold);
+
+}  // namespace fabricsim::tools
