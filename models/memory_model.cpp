@@ -32,8 +32,16 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
     const double params = sw.dense_params + sw.expert_params;
     // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps.
     double weight_bytes = params * (2.0 + (low_precision ? 1.0 : 0.0));
+    double unsharded_bucket = 0;  // ZeRO-3: the largest bucket, gathered in full
     if (plan.zero >= 3) {
-      weight_bytes = sw.dense_params * 2.0 / dp + sw.expert_params * 2.0 / edp;
+      for (const ChunkWork& c : sw.chunks) {
+        for (const ChunkWork::Bucket& bucket : c.buckets) {
+          unsharded_bucket = std::max(unsharded_bucket, bucket.dense + bucket.expert);
+        }
+      }
+      // The shard, plus the bucket in use and the one being prefetched.
+      weight_bytes = sw.dense_params * 2.0 / dp + sw.expert_params * 2.0 / edp +
+                     2.0 * 2.0 * unsharded_bucket;
     }
     m.weights = weight_bytes;
     const double trainable_dense = lora ? sw.trainable_params : sw.dense_params;
@@ -41,7 +49,7 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
     // Main gradients (bf16, or fp32 for fp16 training); sharded from ZeRO-2 on.
     const double grad_share = plan.zero >= 2;
     m.gradients = w.grad_bytes * (trainable_dense / (grad_share ? dp : 1.0) +
-                         trainable_expert / (grad_share ? edp : 1.0));
+                                  trainable_expert / (grad_share ? edp : 1.0) + unsharded_bucket);
     // Adam: fp32 master weights and two moments, 12 bytes; sharded from ZeRO-1 on.
     const bool opt_share = plan.zero >= 1;
     m.optimizer = 12.0 * (trainable_dense / (opt_share ? dp : 1.0) +

@@ -231,6 +231,7 @@ struct RankRun {
   bool gathering = false;          ///< this step's forwards wait for parameter gathers
   std::vector<int> first_forward;  ///< per chunk, index of its first forward task
   std::vector<int> last_backward;  ///< per chunk, index of its last backward task
+  std::vector<char> pass_gathers;   ///< ZeRO-3: buckets whose gather this pass has issued
   int waiting_gate_chunk = -1;     ///< param_gate the pass is blocked on
   int waiting_gate_bucket = -1;
   int pending_dp = 0;              ///< data-parallel collectives not yet finished
@@ -301,15 +302,20 @@ struct Engine {
     const PipelineTask& t = r.tasks[r.next];
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const bool overlapped_backward = !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
-                                     plan.zero < 3 &&
-                                     static_cast<int>(r.next) == r.last_backward[t.chunk];
+                                     (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
     r.running = true;
     r.op = 0;
     r.slots.clear();
     r.waiting_slot = -1;
     r.task_start = sim.now();
-    if (comm.flow()) {
+    if (fsdp()) {
+      // Every pass gathers its parameters again, one bucket ahead of the compute.
+      r.params_ready[t.chunk].assign(c.buckets.size(), 0);
+      r.pass_gathers.assign(c.buckets.size(), 0);
+    }
+    // The static fast path cannot see the data-parallel stream that ZeRO-3's gathers queue on.
+    if (comm.flow() || fsdp()) {
       advance(r);
     } else {
       run_static(r);
@@ -430,6 +436,13 @@ struct Engine {
           ++r.op;
           if (!gated(r)) continue;
           const int chunk = r.tasks[r.next].chunk;
+          if (fsdp()) {
+            const bool forward = r.tasks[r.next].forward;
+            const int buckets = static_cast<int>(r.pass_gathers.size());
+            issue_pass_gather(r, chunk, op.slot);
+            const int next = forward ? op.slot - 1 : op.slot + 1;
+            if (next >= 0 && next < buckets) issue_pass_gather(r, chunk, next);
+          }
           if (r.params_ready[chunk][op.slot]) continue;
           r.waiting_gate_chunk = chunk;
           r.waiting_gate_bucket = op.slot;
@@ -446,17 +459,53 @@ struct Engine {
     finish_task(r);
   }
 
-  /// The pass is the first forward of its chunk and waits for this step's parameter gathers.
+  /// ZeRO-3 / FSDP: parameters live sharded and are gathered for every pass; gradients are
+  /// reduce-scattered after every micro-batch's backward.
+  bool fsdp() const { return plan.zero >= 3 && dp_active() && !workload.frozen_base; }
+
+  /// The pass waits for parameter gathers: every pass with ZeRO-3, else the first forward of its
+  /// chunk when this step's ZeRO-1/2 gathers overlap the forward.
   bool gated(const RankRun& r) const {
     const PipelineTask& t = r.tasks[r.next];
+    if (fsdp()) return true;
     return r.gathering && t.forward && static_cast<int>(r.next) == r.first_forward[t.chunk];
   }
 
-  /// The pass is the last backward of its chunk and reduces gradients as they complete.
+  /// The pass reduces gradients as buckets complete: the last backward of its chunk, or every
+  /// backward with ZeRO-3.
   bool reducing(const RankRun& r) const {
     const PipelineTask& t = r.tasks[r.next];
     return !t.forward && plan.dp_comm_overlap && dp_active() &&
-           static_cast<int>(r.next) == r.last_backward[t.chunk];
+           (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
+  }
+
+  /// ZeRO-3: starts the current pass's gather of `bucket` unless it has already started.
+  void issue_pass_gather(RankRun& r, int chunk, int bucket) {
+    if (r.pass_gathers[bucket]) return;
+    r.pass_gathers[bucket] = 1;
+    const auto parts = bucket_parts(r, chunk, bucket, workload.param_bytes);
+    if (parts.empty()) {
+      r.params_ready[chunk][bucket] = 1;
+      return;
+    }
+    auto left = std::make_shared<int>(static_cast<int>(parts.size()));
+    for (const auto& [kind, bytes] : parts) {
+      dp_collective(r, kind, CollectiveOp::all_gather, bytes, [this, &r, chunk, bucket, left] {
+        if (--*left == 0) params_arrived(r, chunk, bucket);
+      });
+    }
+  }
+
+  /// A bucket's data-parallel collectives: dense parameters over DP, expert ones over
+  /// expert-DP, at `bytes_per_param`.
+  std::vector<std::pair<GroupKind, double>> bucket_parts(const RankRun& r, int chunk, int bucket,
+                                                         double bytes_per_param) const {
+    const ChunkWork::Bucket& b =
+        r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
+    std::vector<std::pair<GroupKind, double>> parts;
+    if (b.dense > 0 && plan.dp > 1) parts.emplace_back(GroupKind::dp, b.dense * bytes_per_param);
+    if (b.expert > 0 && expert_dp() > 1) parts.emplace_back(GroupKind::edp, b.expert * bytes_per_param);
+    return parts;
   }
 
   void params_arrived(RankRun& r, int chunk, int bucket) {
@@ -594,13 +643,9 @@ struct Engine {
 
   /// Reduces one gradient bucket: dense gradients over DP, expert gradients over expert-DP.
   void reduce_bucket(RankRun& r, int chunk, int bucket) {
-    const ChunkWork::Bucket& b = r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
     const CollectiveOp op = plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    if (b.dense > 0 && plan.dp > 1) {
-      dp_collective(r, GroupKind::dp, op, b.dense * workload.grad_bytes, nullptr);
-    }
-    if (b.expert > 0 && expert_dp() > 1) {
-      dp_collective(r, GroupKind::edp, op, b.expert * workload.grad_bytes, nullptr);
+    for (const auto& [kind, bytes] : bucket_parts(r, chunk, bucket, workload.grad_bytes)) {
+      dp_collective(r, kind, op, bytes, nullptr);
     }
   }
 
@@ -627,7 +672,8 @@ struct Engine {
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
     r.breakdown.optimizer += opt.s();
     sim.schedule_in(opt, [this, &r] {
-      if (plan.zero >= 1 && !plan.param_gather_overlap && dp_active() && !workload.frozen_base) {
+      if (plan.zero >= 1 && !fsdp() && !plan.param_gather_overlap && dp_active() &&
+          !workload.frozen_base) {
         // Parameters gathered after the step, in full view of the next one.
         const Time gather_start = sim.now();
         gather_parameters(r, [this, &r, gather_start] {
@@ -649,12 +695,8 @@ struct Engine {
     for (size_t c = 0; c < r.work->chunks.size(); ++c) {
       const ChunkWork& chunk = r.work->chunks[c];
       for (size_t b = chunk.buckets.size(); b-- > 0;) {
-        const ChunkWork::Bucket& bucket = chunk.buckets[b];
-        std::vector<std::pair<GroupKind, double>> parts;
-        if (bucket.dense > 0 && plan.dp > 1) parts.emplace_back(GroupKind::dp, bucket.dense * workload.param_bytes);
-        if (bucket.expert > 0 && expert_dp() > 1) {
-          parts.emplace_back(GroupKind::edp, bucket.expert * workload.param_bytes);
-        }
+        const auto parts =
+            bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes);
         for (const auto& [kind, bytes] : parts) {
           expected += comm.collective_time(r.rank, kind, CollectiveOp::all_gather, bytes);
         }
@@ -678,7 +720,8 @@ struct Engine {
   }
 
   void start(RankRun& r) {
-    r.gathering = plan.zero >= 1 && plan.param_gather_overlap && dp_active() && !workload.frozen_base;
+    r.gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
+                  !workload.frozen_base;
     for (size_t c = 0; c < r.params_ready.size(); ++c) {
       const size_t buckets = r.work->chunks[c].buckets.size();
       r.params_ready[c].assign(buckets, r.gathering ? 0 : 1);

@@ -37,10 +37,19 @@ class ProgramBuilder {
   ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double slowdown)
       : gpu_(gpu), profile_(profile), slowdown_(slowdown) {}
 
+  /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
     if (m <= 0 || n <= 0 || k <= 0) return;
-    const double s = gemm_seconds(gpu_, profile_, p, m, n, k, batch);
+    const double s = split_ * gemm_seconds(gpu_, profile_, p, m / split_, n, k, batch);
     compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
+  }
+  /// Runs the GEMMs `body` adds as `chunks` row chunks (communication-overlap decomposition).
+  template <class Body>
+  void split(int chunks, Body body) {
+    const int saved = split_;
+    split_ = std::max(1, chunks);
+    body();
+    split_ = saved;
   }
   void attention(const char* name, double flops, bool backward, double span) {
     compute(name, ComputeKind::attention, attention_seconds(gpu_, profile_, flops, backward, span),
@@ -59,10 +68,10 @@ class ProgramBuilder {
     w.bytes = bytes;
     program_.ops.push_back(w);
   }
-  /// Starts a collective that overlaps the compute ops `body` adds; they run slower while it
-  /// holds SMs.
+  /// Starts a collective that overlaps the compute ops `body` adds; they run slower by
+  /// `contention` (a fraction) while it holds SMs.
   template <class Body>
-  void overlapped(GroupKind group, CollectiveOp op, double bytes, Body body) {
+  void overlapped(GroupKind group, CollectiveOp op, double bytes, double contention, Body body) {
     WorkOp start;
     start.kind = WorkOp::Kind::comm_start;
     start.name = "comm";
@@ -72,7 +81,7 @@ class ProgramBuilder {
     start.slot = next_slot_;
     program_.ops.push_back(start);
     const double saved = contended_;
-    contended_ = slowdown_;
+    contended_ = contention;
     body();
     contended_ = saved;
     WorkOp wait;
@@ -119,6 +128,7 @@ class ProgramBuilder {
   const ComputeProfile& profile_;
   double slowdown_;
   double contended_ = 0;
+  int split_ = 1;
   int next_slot_ = 0;
   PassProgram program_;
 };
@@ -205,18 +215,54 @@ struct LayerEmitter {
            elements * kActivationBytes);
   }
 
-  /// A column-parallel GEMM fed by a TP all-gather; overlapped when the plan asks.
+  // Tensor-parallel communication overlap as Transformer Engine's userbuffers do it (its
+  // default configuration in initialize_ub): an all-gather feeding a GEMM is a ring exchange,
+  // the GEMM split into tp row chunks each computed while the next chunk arrives (one SM of
+  // copy work); a reduce-scatter after a GEMM is pipelined over 4 chunks, each reduced by 16 SMs
+  // while the next computes, the last one exposed; the other backward collectives run in bulk
+  // beside a whole GEMM on 16 SMs. Smaller chunks lose GEMM efficiency, which the compute model
+  // prices.
+  static constexpr int kRingExchangeSms = 1;
+  static constexpr int kPipelineSms = 16;
+  static constexpr int kPipelineChunks = 4;
+  static constexpr int kBulkSms = 16;
+
+  bool overlap_tp() const { return plan.tp_comm_overlap && s.tp > 1 && s.sp; }
+
+  double sm_contention(int sms) const {
+    return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
+  }
+
+  /// A GEMM fed by a TP all-gather of `elements` (the forward of column-parallel layers, the
+  /// data-gradient of row-parallel ones).
   template <class Gemm>
   void gathered_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
-    if (plan.tp_comm_overlap && s.tp > 1 && s.sp) {
-      b.overlapped(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes, gemm);
+    if (overlap_tp()) {
+      b.overlapped(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes,
+                   sm_contention(kRingExchangeSms), [&] { b.split(s.tp, gemm); });
     } else {
       tp_gather(b, elements);
       gemm();
     }
   }
-  /// Backward: a collective overlapped with the GEMM(s) in `body` when the plan overlaps TP
-  /// communication (Transformer Engine's userbuffers pipeline both), else run before it.
+
+  /// A row-parallel GEMM whose output is reduce-scattered (or all-reduced) across TP.
+  template <class Gemm>
+  void reduced_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
+    if (overlap_tp()) {
+      const double bytes = elements * kActivationBytes;
+      const double last = bytes / kPipelineChunks;
+      b.overlapped(GroupKind::tp, CollectiveOp::reduce_scatter, bytes - last,
+                   sm_contention(kPipelineSms), [&] { b.split(kPipelineChunks, gemm); });
+      b.comm(GroupKind::tp, CollectiveOp::reduce_scatter, last);
+    } else {
+      gemm();
+      tp_reduce(b, elements);
+    }
+  }
+
+  /// Backward: a collective run in bulk beside the GEMM(s) in `body` when the plan overlaps TP
+  /// communication, else before it.
   template <class Body>
   void with_tp(ProgramBuilder& b, CollectiveOp op, double elements, Body body) const {
     if (s.tp <= 1) {
@@ -228,21 +274,11 @@ struct LayerEmitter {
       body();  // without sequence parallelism the gradient is already whole
       return;
     }
-    if (plan.tp_comm_overlap && s.sp) {
-      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, body);
+    if (overlap_tp()) {
+      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, sm_contention(kBulkSms), body);
     } else {
       b.comm(GroupKind::tp, actual, elements * kActivationBytes);
       body();
-    }
-  }
-  template <class Gemm>
-  void reduced_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
-    if (plan.tp_comm_overlap && s.tp > 1 && s.sp) {
-      // The reduce-scatter pipelines behind the GEMM's output chunks.
-      b.overlapped(GroupKind::tp, CollectiveOp::reduce_scatter, elements * kActivationBytes, gemm);
-    } else {
-      gemm();
-      tp_reduce(b, elements);
     }
   }
 
@@ -264,9 +300,10 @@ struct LayerEmitter {
     const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
     for (int step = 0; step < s.cp; ++step) {
       if (step + 1 < s.cp) {
-        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0), [&] {
-          b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
-        });
+        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
+                     slowdown, [&] {
+                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
+                     });
       } else {
         b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
       }
@@ -326,8 +363,8 @@ struct LayerEmitter {
       });
       return;
     }
-    // Backward of fc2 (row-parallel): the output gradient is gathered while dgrad runs.
-    with_tp(b, CollectiveOp::all_gather, T * h, [&] {
+    // Backward of fc2 (row-parallel): the output gradient is gathered into dgrad.
+    gathered_gemm(b, T * h, [&] {
       cast(b, "cast_grad", T * h);
       b.gemm("fc2_dgrad", lin(), T, s.ffn, h);
     });
@@ -412,8 +449,8 @@ struct LayerEmitter {
     mlp(b, layer, true);
     b.memory("norm_bwd", 2.0 * 4.0 * Tn * h);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
-    // proj (row-parallel): gather the output gradient during dgrad.
-    with_tp(b, CollectiveOp::all_gather, T * h, [&] {
+    // proj (row-parallel): the output gradient is gathered into dgrad.
+    gathered_gemm(b, T * h, [&] {
       cast(b, "cast_grad", T * h);
       b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h);
     });
@@ -589,6 +626,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         emit.forward(fwd, c.first_layer + static_cast<int>(i));
         c.activation_bytes += emit.activations(c.first_layer + static_cast<int>(i));
       }
+      bwd.marker(WorkOp::Kind::param_gate, 0);
       if (c.has_lm_head) {
         fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
         emit.tp_gather(fwd, T * h);
@@ -606,6 +644,11 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         bwd.memory("final_norm_bwd", 2.0 * 4.0 * s.norm_tokens * h);
       }
       for (size_t i = params.size(); i-- > 0;) {
+        // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was
+        // gated before the head).
+        if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) {
+          bwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
+        }
         emit.backward(bwd, c.first_layer + static_cast<int>(i));
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
           if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);

@@ -27,8 +27,8 @@ struct WorkOp {
     comm,        ///< a collective the compute stream waits for
     comm_start,  ///< starts a collective in `slot` and carries on (overlap)
     comm_wait,   ///< waits for the collective in `slot`
-    /// Forward: the parameters of bucket `slot` must have been gathered (ZeRO with overlapped
-    /// parameter gathers, first micro-batch only).
+    /// The parameters of bucket `slot` must have been gathered: in the first forward of a chunk
+    /// with ZeRO-1/2 overlapped gathers, and in every pass with ZeRO-3.
     param_gate,
     /// Backward: the gradients of bucket `slot` are complete (reduced during the last
     /// micro-batch when data-parallel communication overlaps backward).

@@ -1,6 +1,7 @@
 #include <ostream>
 
 #include "calibration/cases.hpp"
+#include "tools/fabricsim/training_case.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
 #include "tools/fabricsim/validation.hpp"
@@ -14,11 +15,24 @@ class ValidateCommand final : public Command {
     app_ = app.add_subcommand("validate", "Compare predictions with published measurements");
     app_->add_option("--cases", cases_, "Case file (../shared/reference/cases format)")->required();
     app_->add_flag("--json", json_, "Print rows, per-source and overall summaries as JSON");
+    app_->add_option("--only", only_, "Keep only cases whose id contains this text");
+    app_->add_flag("--print-scenarios", print_scenarios_,
+                   "Print the scenario each training case maps to (for `fabricsim run`) and stop");
     add_profile_option(*app_, options_.calibration);
   }
 
   int run(std::ostream& out, std::ostream&) override {
-    const auto cases = calibration::load_cases(cases_);
+    auto cases = calibration::load_cases(cases_);
+    if (!only_.empty()) {
+      std::erase_if(cases, [&](const calibration::Case& c) { return c.id.find(only_) == std::string::npos; });
+    }
+    if (print_scenarios_) {
+      for (const calibration::Case& c : cases) {
+        if (c.kind != calibration::CaseKind::training) continue;
+        out << "// " << c.id << "\n" << training_case_scenario(c).dump(2) << "\n";
+      }
+      return 0;
+    }
     const ValidationReport report = validate_cases(cases, options_);
     if (json_) {
       out << report_to_json(report).dump(2) << "\n";
@@ -31,6 +45,8 @@ class ValidateCommand final : public Command {
  private:
   std::string cases_;
   bool json_ = false;
+  std::string only_;
+  bool print_scenarios_ = false;
   ValidationOptions options_;
 };
 
