@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <type_traits>
 
 #include "models/collective_runner.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -52,7 +53,16 @@ class Communicator {
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
   Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
-    const std::vector<uint32_t> group = placement_.group(kind, rank);
+    // Keyed by rank first, so repeated lookups skip building the group.
+    const auto rank_key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
+    if (auto it = by_rank_.find(rank_key); it != by_rank_.end()) return it->second;
+    const Time t = group_collective_time(kind, op, bytes, placement_.group(kind, rank));
+    by_rank_.emplace(rank_key, t);
+    return t;
+  }
+
+  Time group_collective_time(GroupKind kind, CollectiveOp op, double bytes,
+                             const std::vector<uint32_t>& group) {
     const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, group.front());
     auto it = durations_.find(key);
     if (it != durations_.end()) return it->second;
@@ -188,6 +198,7 @@ class Communicator {
   std::unique_ptr<sim::Network> network_;
   std::unique_ptr<CollectiveRunner> runner_;
   std::map<std::tuple<int, int, double, uint32_t>, Time> durations_;
+  std::map<std::tuple<int, int, double, int>, Time> by_rank_;
   std::map<std::tuple<int, double, uint32_t, size_t>, std::shared_ptr<const Schedule>> plans_;
 };
 
@@ -271,11 +282,23 @@ struct Engine {
 
   int virtual_stages() const { return plan.pp * plan.vp; }
 
-  void record(const RankRun& r, const std::string& track, const std::string& name, Time start,
-              Time end) {
+  /// Records an interval for the trace; `name` is a string or a callable that makes one, so
+  /// untraced runs never format names.
+  template <class Name>
+  void record(const RankRun& r, const char* track, const Name& name, Time start, Time end) {
     if (trace == nullptr || end <= start) return;
-    trace->push_back({name, fmt::format("stage {} rank {} {}", r.stage, r.rank, track), r.stage,
-                      start.us(), (end - start).us()});
+    std::string text;
+    if constexpr (std::is_invocable_v<Name>) {
+      text = name();
+    } else {
+      text = name;
+    }
+    trace->push_back({std::move(text), fmt::format("stage {} rank {} {}", r.stage, r.rank, track),
+                      r.stage, start.us(), (end - start).us()});
+  }
+
+  static std::string comm_name(GroupKind kind, CollectiveOp op) {
+    return fmt::format("{} {}", to_string(kind), to_string(op));
   }
 
   /// A collective issued by `r`: in full-rank mode it starts once every member has issued it.
@@ -338,14 +361,14 @@ struct Engine {
         }
         case WorkOp::Kind::comm: {
           const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
-          record(r, "comm", fmt::format("{} {}", to_string(op.group), to_string(op.op)), t, t + d);
+          record(r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
           exposed_slot(r.breakdown, op.group) += d.s();
           t += d;
           break;
         }
         case WorkOp::Kind::comm_start: {
           const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
-          record(r, "comm", fmt::format("{} {}", to_string(op.group), to_string(op.op)), t, t + d);
+          record(r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
           slot_end[op.slot] = {t + d, op.group};
           break;
         }
@@ -400,9 +423,9 @@ struct Engine {
           ++r.op;
           const Time start = sim.now();
           const GroupKind kind = op.group;
-          const std::string name = fmt::format("{} {}", to_string(op.group), to_string(op.op));
-          collective(r, op.group, op.op, op.bytes, [this, &r, start, kind, name] {
-            record(r, "comm", name, start, sim.now());
+          const CollectiveOp cop = op.op;
+          collective(r, op.group, op.op, op.bytes, [this, &r, start, kind, cop] {
+            record(r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             exposed_slot(r.breakdown, kind) += (sim.now() - start).s();
             advance(r);
           });
@@ -412,10 +435,11 @@ struct Engine {
           ++r.op;
           const int slot = op.slot;
           const Time start = sim.now();
-          const std::string name = fmt::format("{} {}", to_string(op.group), to_string(op.op));
+          const GroupKind kind = op.group;
+          const CollectiveOp cop = op.op;
           r.slots[slot] = {false, op.group};
-          collective(r, op.group, op.op, op.bytes, [this, &r, slot, start, name] {
-            record(r, "comm", name, start, sim.now());
+          collective(r, op.group, op.op, op.bytes, [this, &r, slot, start, kind, cop] {
+            record(r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.slots[slot].first = true;
             if (r.waiting_slot == slot) {
               r.waiting_slot = -1;
@@ -525,7 +549,8 @@ struct Engine {
   void finish_task(RankRun& r) {
     const PipelineTask t = r.tasks[r.next];
     record(r, "tasks",
-           fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk), r.task_start,
+           [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
+           r.task_start,
            sim.now());
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const int v = t.chunk * plan.pp + r.stage;
@@ -626,9 +651,9 @@ struct Engine {
   void dp_collective(RankRun& r, GroupKind kind, CollectiveOp op, double bytes, Callback after) {
     dp_enqueue(r, [this, &r, kind, op, bytes, after = std::move(after)](Callback done) mutable {
       const Time start = sim.now();
-      const std::string name = fmt::format("{} {} {:.0f} MB", to_string(kind), to_string(op), bytes / 1e6);
-      collective(r, kind, op, bytes, [this, &r, start, name, done, after] {
-        record(r, "dp", name, start, sim.now());
+      collective(r, kind, op, bytes, [this, &r, start, kind, op, bytes, done, after] {
+        record(r, "dp", [&] { return fmt::format("{} {:.0f} MB", comm_name(kind, op), bytes / 1e6); },
+               start, sim.now());
         if (after) after();
         done();
       });
