@@ -120,6 +120,13 @@ CalibrationProfile fit_profile(const std::string& system, MeasurementSet measure
   if (!coll.points.empty()) {
     p.collective = coll.profile;
     p.collective_fit = coll.quality;
+    if (options.collective_residuals != nullptr) {
+      for (const CollectivePoint& pt : coll.points) {
+        options.collective_residuals->push_back({pt.measurement->op, pt.measurement->ranks, pt.bytes,
+                                                 pt.measured_busbw, pt.predicted_busbw,
+                                                 pt.measurement->source});
+      }
+    }
     if (!coll.not_fitted.empty()) {
       p.notes.push_back(fmt::format("collective parameters the measurements do not constrain, "
                                     "kept from the start profile: {}",

@@ -11,8 +11,20 @@
 
 namespace fabricsim::calibration {
 
+/// One collective point after the fit, for the fit report.
+struct CollectiveResidual {
+  std::string op;
+  int ranks = 0;
+  double bytes = 0;  ///< the size simulated
+  double measured_busbw_GBps = 0;
+  double predicted_busbw_GBps = 0;
+  std::string source;
+};
+
 struct ProfileFitOptions {
   std::string created;  ///< date string stamped into the profile
+  /// When set, receives the collective residuals per measured size.
+  std::vector<CollectiveResidual>* collective_residuals = nullptr;
   /// Use GEMM measurements of every system with the same GPU (true for the built-in profiles,
   /// where reference cases name the nearest preset), not only those of `system`.
   bool gemm_by_gpu = true;

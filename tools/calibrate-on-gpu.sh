@@ -2,12 +2,13 @@
 # Measures this GPU machine for fabricsim's calibration: builds fabricsim-gemm-bench and
 # fabricsim-nccl-bench for the local GPU, times a GEMM shape sweep (bf16 and fp8, square and
 # transformer shapes; about 2 minutes on an H100-class GPU) and the NCCL collectives over all local
-# GPUs from 8 B to 1 GiB, and writes gemm.json and nccl.json into the output folder.
+# GPUs from 8 B to 1 GiB, writes gemm.json and nccl.json into the output folder, then fits
+# profile.json from them and prints predicted vs measured times for GEMM shapes kept out of the fit.
 #
 #   tools/calibrate-on-gpu.sh [OUTPUT_DIR]     (default: calibration-run-YYYYmmdd-HHMMSS)
 #
 # Environment: FABRICSIM_BUILD_DIR (default <repo>/build-calibration), FABRICSIM_BASE_PRESET (the
-# preset the later fit step starts from; guessed from the GPU name when unset).
+# preset the fit starts from; guessed from the GPU name when unset).
 # Multi-node NCCL runs are not driven from here: see tools/cuda/README.md (mpirun).
 set -euo pipefail
 
@@ -102,28 +103,22 @@ start=$SECONDS
   tee "$out/nccl.log"
 echo "calibrate-on-gpu: NCCL sweep took $((SECONDS - start)) s"
 
-# ---- HOOK: fit a calibration profile (later step) ---------------------------------------------
-# `fabricsim calibrate fit` does not exist yet. Once the built fabricsim offers it (its help names
-# --gemm), this runs it; until then it prints the command to run.
+# ---- Fit ---------------------------------------------------------------------------------------
+# Every 5th GEMM shape is kept out of the fit; the report compares their predicted and measured
+# times, then lists the collective residuals per size.
 base="${FABRICSIM_BASE_PRESET:-}"
 if [[ -z "$base" ]]; then
   case "$gpu_name" in
     *H200*) base=dgx-h200 ;;
     *H100*) base=dgx-h100 ;;
+    *H800*) base=dgx-h800 ;;
     *A100*80GB*) base=dgx-a100-80gb ;;
     *A100*) base=dgx-a100-40gb ;;
+    *B200*) base=dgx-b200 ;;
+    *B300*) base=dgx-b300 ;;
   esac
 fi
-fabricsim="$build/tools/fabricsim/fabricsim"
-fit=(calibrate fit --gemm "$out/gemm.json" --nccl "$out/nccl.json" --base "${base:-<preset>}"
-  -o "$out/profile.json")
-fit_help=""
-[[ -x "$fabricsim" ]] && fit_help=$("$fabricsim" calibrate fit --help 2>&1 || true)
-if [[ "$fit_help" == *--gemm* && -n "$base" ]]; then
-  "$fabricsim" "${fit[@]}"
-  echo "calibrate-on-gpu: wrote $out/profile.json"
-else
-  echo "calibrate-on-gpu: measurements done. Next step (not available in this build yet):"
-  echo "  fabricsim ${fit[*]}"
-fi
-# ---- end of HOOK ------------------------------------------------------------------------------
+[[ -n "$base" ]] || die "cannot guess the system preset from '$gpu_name': set FABRICSIM_BASE_PRESET"
+"$build/tools/fabricsim/fabricsim" calibrate fit --gemm "$out/gemm.json" --nccl "$out/nccl.json" \
+  --base "$base" -o "$out/profile.json" --holdout 5 --residuals | tee "$out/fit-report.txt"
+echo "calibrate-on-gpu: wrote $out/profile.json; use it with --calibration $out/profile.json"

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <ostream>
 
+#include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
 #include "calibration/profile_fit.hpp"
+#include "models/compute_model.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/cli_options.hpp"
@@ -41,6 +43,11 @@ class CalibrateCommand final : public Command {
                                             "case file)");
     fit_->add_option("--base", base_, "System preset the measurements were taken on")->required();
     fit_->add_option("--output,-o", output_, "Profile to write")->required();
+    fit_->add_option("--holdout", holdout_,
+                     "Keep every Nth GEMM measurement out of the fit and report predicted vs "
+                     "measured for those (0 = fit on all)")
+        ->default_val(0);
+    fit_->add_flag("--residuals", residuals_, "Print every collective point after the fit");
     builtin_ = app_->add_subcommand(
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
@@ -62,10 +69,28 @@ class CalibrateCommand final : public Command {
     }
     const models::System system = system_from_flags(base_, 8);
     calibration::MeasurementSet data;
+    std::vector<calibration::GemmMeasurement> held_out;
     for (const std::string& f : gemm_files_) {
       calibration::MeasurementSet m = calibration::import_measurements(f);
       m.collectives.clear();
       data.append(std::move(m));
+    }
+    if (holdout_ < 0 || holdout_ == 1) {
+      throw sim::InputError(kCommandLine, "--holdout",
+                            fmt::format("expected 0 or a period >= 2, got {}", holdout_));
+    }
+    if (holdout_ > 1) {
+      // Only measurements of the base system's GPU count: the fit ignores the others.
+      std::vector<calibration::GemmMeasurement> kept;
+      size_t index = 0;
+      for (const auto& g : data.gemms) {
+        const topologies::SystemPreset* preset = topologies::find_system(g.system);
+        const bool ours = g.system.empty() || (preset != nullptr && preset->gpu == system.gpu.id);
+        const bool hold = ours && index++ % static_cast<size_t>(holdout_) ==
+                                      static_cast<size_t>(holdout_) - 1;
+        (hold ? held_out : kept).push_back(g);
+      }
+      data.gemms = std::move(kept);
     }
     for (const std::string& f : nccl_files_) {
       calibration::MeasurementSet m = calibration::import_measurements(f);
@@ -77,6 +102,8 @@ class CalibrateCommand final : public Command {
     calibration::ProfileFitOptions options;
     options.created = date_.empty() ? today() : date_;
     options.gemm_by_gpu = true;
+    std::vector<calibration::CollectiveResidual> residuals;
+    options.collective_residuals = &residuals;
     const calibration::CalibrationProfile fitted =
         calibration::fit_profile(base_, std::move(data), start, options);
     write_json(output_, calibration::profile_to_json(fitted));
@@ -87,12 +114,49 @@ class CalibrateCommand final : public Command {
                          dtype, q.points, q.r2, 100 * q.median_rel_error, 100 * q.max_rel_error,
                          q.cv_median_rel_error < 0 ? -1.0 : 100 * q.cv_median_rel_error);
     }
-    if (fitted.collective_fit) {
+    if (fitted.collective_fit && !nccl_files_.empty()) {
       const auto& q = *fitted.collective_fit;
       out << fmt::format("  collectives: {} points, median busbw error {:.1f}%, max {:.1f}%\n",
                          q.points, 100 * q.median_rel_error, 100 * q.max_rel_error);
     }
+    if (residuals_ && !residuals.empty()) {
+      out << fmt::format("\n{:<16} {:>6} {:>14} {:>12} {:>12} {:>8}  source\n", "collective",
+                         "ranks", "size_bytes", "measured", "predicted", "error");
+      for (const auto& r : residuals) {
+        out << fmt::format("{:<16} {:>6} {:>14.0f} {:>12.2f} {:>12.2f} {:>+7.1f}%  {}\n", r.op,
+                           r.ranks, r.bytes, r.measured_busbw_GBps, r.predicted_busbw_GBps,
+                           100 * (r.predicted_busbw_GBps / r.measured_busbw_GBps - 1), r.source);
+      }
+    }
+    if (!held_out.empty()) print_held_out(out, system.gpu, fitted, held_out);
     return 0;
+  }
+
+  /// Predicted vs measured time of the GEMMs kept out of the fit.
+  static void print_held_out(std::ostream& out, const topologies::GpuSpec& gpu,
+                             const calibration::CalibrationProfile& profile,
+                             const std::vector<calibration::GemmMeasurement>& held_out) {
+    out << fmt::format("\nGEMMs kept out of the fit ({}):\n{:>7} {:>7} {:>7} {:>5} {:<6} {:>12} "
+                       "{:>12} {:>8}\n",
+                       held_out.size(), "m", "n", "k", "batch", "dtype", "measured_us",
+                       "predicted_us", "error");
+    std::vector<double> errors;
+    for (const auto& g : held_out) {
+      const auto precision = calibration::gemm_precision(g.dtype);
+      if (!precision || g.tflops <= 0 || gpu.peak_tflops(*precision) <= 0) continue;
+      const double flops = 2.0 * g.m * g.n * g.k * g.batch;
+      const double measured = g.time_us > 0 ? g.time_us : flops / (g.tflops * 1e12) * 1e6;
+      const double predicted =
+          1e6 * models::gemm_seconds(gpu, profile.compute, *precision, g.m, g.n, g.k, g.batch);
+      errors.push_back(std::abs(predicted / measured - 1));
+      out << fmt::format("{:>7} {:>7} {:>7} {:>5} {:<6} {:>12.2f} {:>12.2f} {:>+7.1f}%\n", g.m, g.n,
+                         g.k, g.batch, g.dtype, measured, predicted, 100 * (predicted / measured - 1));
+    }
+    if (!errors.empty()) {
+      std::sort(errors.begin(), errors.end());
+      out << fmt::format("held-out median |error| {:.1f}%, max {:.1f}%\n",
+                         100 * errors[errors.size() / 2], 100 * errors.back());
+    }
   }
 
   int run_builtin(std::ostream& out) {
@@ -123,6 +187,8 @@ class CalibrateCommand final : public Command {
   std::string reference_;
   std::string output_dir_;
   std::string date_;
+  int holdout_ = 0;
+  bool residuals_ = false;
 };
 
 }  // namespace
