@@ -42,6 +42,7 @@ class ProgramBuilder {
     if (m <= 0 || n <= 0 || k <= 0) return;
     const double s = split_ * gemm_seconds(gpu_, profile_, p, m / split_, n, k, batch);
     compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
+    program_.ops.back().gemm = {m / split_, n, k, batch, split_, p};
   }
   /// Runs the GEMMs `body` adds as `chunks` row chunks (communication-overlap decomposition).
   template <class Body>

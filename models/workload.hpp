@@ -43,6 +43,12 @@ struct WorkOp {
   CollectiveOp op = CollectiveOp::all_reduce;
   double bytes = 0;  ///< nccl-tests "size" of the collective
   int slot = 0;
+  /// GEMMs: the shape one kernel runs (M rows after any overlap split) and how many run.
+  struct GemmShape {
+    double m = 0, n = 0, k = 0, batch = 1;
+    int count = 1;
+    topologies::Precision precision = topologies::Precision::bf16;
+  } gemm;
 };
 
 struct PassProgram {

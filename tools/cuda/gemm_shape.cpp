@@ -149,6 +149,7 @@ namespace {
 
 std::vector<GemmShape> read_shapes(const sim::JsonDocument& document) {
   sim::ObjectReader root = document.root().as_object();
+  root.ignore("comment");
   const sim::JsonValue list = root.required("shapes");
   root.finish();
   std::vector<GemmShape> shapes;
@@ -162,6 +163,8 @@ std::vector<GemmShape> read_shapes(const sim::JsonDocument& document) {
     if (const auto dtype = object.optional("dtype")) {
       shape.dtype = parse_gemm_dtype(dtype->as_enum(gemm_dtype_names()));
     }
+    // Written by `fabricsim calibrate shapes`: how often a step runs the shape (informative).
+    if (const auto count = object.optional("kernels_per_step_per_stage")) count->as_number();
     object.finish();
     shapes.push_back(shape);
   }

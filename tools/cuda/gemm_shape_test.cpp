@@ -60,8 +60,8 @@ TEST_CASE("shape list errors name the file and JSON pointer", "[cuda-tools][bad-
                     "s.json: /shapes/0/n: missing required field");
   CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": []})", "s.json"),
                     Catch::StartsWith("s.json: /shapes: expected a non-empty list of shapes"));
-  CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": [], "comment": 1})", "s.json"),
-                    Catch::StartsWith("s.json: /comment: unknown key 'comment'"));
+  CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1}], "note": 1})", "s.json"),
+                    Catch::StartsWith("s.json: /note: unknown key 'note'"));
   CHECK_THROWS_WITH(parse_shapes_json(R"([1, 2])", "s.json"), Catch::StartsWith("s.json: "));
   CHECK_THROWS_WITH(parse_shapes_json("{\"shapes\": [", "s.json"),
                     Catch::StartsWith("s.json: line 1, column"));
@@ -96,4 +96,17 @@ TEST_CASE("dtype facts and sizes", "[cuda-tools]") {
   for (const std::string& name : gemm_dtype_names()) {
     CHECK(gemm_dtype_name(parse_gemm_dtype(name)) == name);
   }
+}
+
+TEST_CASE("shape lists written by fabricsim calibrate shapes load", "[cuda-tools]") {
+  const auto shapes = parse_shapes_json(
+      R"({"comment": "GEMM shapes of one step", "shapes": [{"m": 1024, "n": 4096, "k": 2048,
+          "batch": 1, "dtype": "fp8", "kernels_per_step_per_stage": 4096.0}]})",
+      "shapes.json");
+  REQUIRE(shapes.size() == 1);
+  CHECK(shapes[0].m == 1024);
+  CHECK(shapes[0].dtype == GemmDtype::kFp8);
+  CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1, "count": 2}]})",
+                                      "shapes.json"),
+                    Catch::Contains("/shapes/0") && Catch::Contains("count"));
 }

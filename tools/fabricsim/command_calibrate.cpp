@@ -4,6 +4,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <ostream>
 
 #include "calibration/gemm_fit.hpp"
@@ -14,6 +16,8 @@
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/scenario_options.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -48,6 +52,11 @@ class CalibrateCommand final : public Command {
                      "measured for those (0 = fit on all)")
         ->default_val(0);
     fit_->add_flag("--residuals", residuals_, "Print every collective point after the fit");
+    shapes_ = app_->add_subcommand(
+        "shapes", "List the GEMM shapes a scenario's step runs, as fabricsim-gemm-bench input");
+    shapes_->add_option("scenario", scenario_file_, "Scenario JSON (default: the embedded one)");
+    scenario_options_.add_to(*shapes_);
+    shapes_->add_option("--output,-o", output_, "Write the shape list here (default: stdout)");
     builtin_ = app_->add_subcommand(
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
@@ -59,6 +68,7 @@ class CalibrateCommand final : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     if (builtin_->parsed()) return run_builtin(out);
+    if (shapes_->parsed()) return run_shapes(out);
     return run_fit(out);
   }
 
@@ -159,6 +169,57 @@ class CalibrateCommand final : public Command {
     }
   }
 
+  /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
+  int run_shapes(std::ostream& out) {
+    const Scenario sc = scenario_options_.scenario(scenario_file_);
+    const topologies::SystemPreset* preset = topologies::find_system(sc.system);
+    const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);
+    const calibration::CalibrationProfile profile =
+        calibration::profile_for(sc.system, gpu, sc.calibration);
+    const models::Workload w =
+        models::build_workload(sc.model, sc.plan, sc.training, gpu, profile.compute, sc.lowering);
+    // The bench measures per-tensor fp8; block-scaled formats are listed as fp8.
+    auto dtype = [](topologies::Precision p) -> std::string {
+      using topologies::Precision;
+      return p == Precision::mxfp8 || p == Precision::nvfp4 ? "fp8"
+                                                            : std::string(topologies::to_string(p));
+    };
+    std::map<std::tuple<long long, long long, long long, long long, std::string>, double> counts;
+    for (const models::StageWork& stage : w.stages) {
+      for (const models::ChunkWork& c : stage.chunks) {
+        for (const models::PassProgram* pass : {&c.forward, &c.backward}) {
+          for (const models::WorkOp& op : pass->ops) {
+            if (op.kind != models::WorkOp::Kind::compute || op.compute != models::ComputeKind::gemm) {
+              continue;
+            }
+            const auto& g = op.gemm;
+            counts[{std::llround(g.m), std::llround(g.n), std::llround(g.k), std::llround(g.batch),
+                    dtype(g.precision)}] += static_cast<double>(g.count) * w.microbatches;
+          }
+        }
+      }
+    }
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& [key, per_step] : counts) {
+      const auto& [m, n, k, batch, type] = key;
+      shapes.push_back({{"m", m}, {"n", n}, {"k", k}, {"batch", batch}, {"dtype", type},
+                        {"kernels_per_step_per_stage", per_step}});
+    }
+    const nlohmann::json doc = {
+        {"comment", fmt::format("GEMM shapes of one step of {} on {} x {} (TP{} PP{} DP{} CP{} EP{}), "
+                                "per stage rank",
+                                sc.model.name, sc.gpus, sc.system, sc.plan.tp, sc.plan.pp,
+                                sc.plan.dp, sc.plan.cp, sc.plan.ep)},
+        {"shapes", shapes}};
+    if (output_.empty()) {
+      out << doc.dump(1) << "\n";
+    } else {
+      write_json(output_, doc);
+      out << fmt::format("wrote {} ({} shapes)\n", output_, shapes.size());
+    }
+    return 0;
+  }
+
   int run_builtin(std::ostream& out) {
     std::filesystem::create_directories(output_dir_);
     const auto profiles =
@@ -180,6 +241,9 @@ class CalibrateCommand final : public Command {
 
   CLI::App* fit_ = nullptr;
   CLI::App* builtin_ = nullptr;
+  CLI::App* shapes_ = nullptr;
+  std::string scenario_file_;
+  ScenarioOptions scenario_options_;
   std::vector<std::string> gemm_files_;
   std::vector<std::string> nccl_files_;
   std::string base_;
