@@ -8,7 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "calibration/gemm_fit.hpp"
 #include "models/collective_algorithms.hpp"
+#include "models/compute_model.hpp"
 #include "models/collective_model.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
@@ -43,6 +45,46 @@ class SystemCache {
  private:
   std::map<std::pair<std::string, int>, std::unique_ptr<Entry>> entries_;
 };
+
+/// A GEMM case: the compute model's TFLOP/s for its shape on the case's GPU. The built-in
+/// profiles are fitted to these same public measurements, so this is an in-sample check of the
+/// fit (docs/calibration.md reports the cross-validated error).
+void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
+                   ValidationReport& report) {
+  const calibration::CaseGemm& g = *c.gemm;
+  const auto precision = calibration::gemm_precision(g.dtype);
+  const topologies::SystemPreset* preset = topologies::find_system(c.system);
+  if (!precision || preset == nullptr) {
+    report.skipped.push_back({c.id, fmt::format("GEMM dtype '{}' is not modelled", g.dtype)});
+    return;
+  }
+  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);
+  if (gpu.peak_tflops(*precision) <= 0) {
+    report.skipped.push_back(
+        {c.id, fmt::format("{} has no {} tensor-core rate in the reference", gpu.id, g.dtype)});
+    return;
+  }
+  if (!c.measured.tflops) {
+    report.skipped.push_back({c.id, "no measured tflops"});
+    return;
+  }
+  const calibration::CalibrationProfile profile =
+      calibration::profile_for(c.system, gpu, options.calibration);
+  const double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k * g.batch;
+  const double seconds = models::gemm_seconds(gpu, profile.compute, *precision,
+                                              static_cast<double>(g.m), static_cast<double>(g.n),
+                                              static_cast<double>(g.k), static_cast<double>(g.batch));
+  ValidationRow row;
+  row.id = c.id;
+  row.source = c.source;
+  row.system = c.system;
+  row.metric = "tflops";
+  row.predicted = flops / seconds * 1e-12;
+  row.measured = *c.measured.tflops;
+  row.error = (row.predicted - row.measured) / row.measured;
+  row.detail = fmt::format("{}x{}x{} {} on {}", g.m, g.n, g.k, g.dtype, gpu.id);
+  report.rows.push_back(std::move(row));
+}
 
 void validate_collective(const calibration::Case& c, const ValidationOptions& options,
                          SystemCache& cache, ValidationReport& report) {
@@ -147,7 +189,7 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
           validate_collective(c, options, cache, report);
           break;
         case calibration::CaseKind::gemm:
-          report.skipped.push_back({c.id, "GEMM cases are not validated yet"});
+          validate_gemm(c, options, report);
           break;
         case calibration::CaseKind::training:
           validate_training(c, options, report);
