@@ -212,12 +212,17 @@ CalibrationProfile profile_for(const std::string& system, const topologies::GpuS
     return p;
   }
   if (const CalibrationProfile* builtin = builtin_profile(system)) return *builtin;
+  CalibrationProfile p = default_profile(system, gpu);
+  p.notes.push_back("no built-in profile: datasheet and NCCL-constant defaults");
+  return p;
+}
+
+CalibrationProfile default_profile(const std::string& system, const topologies::GpuSpec& gpu) {
   CalibrationProfile p;
   p.system = system;
   p.gpu = gpu.id;
   p.compute = models::default_compute_profile(gpu);
   p.collective = models::default_collective_profile(gpu);
-  p.notes.push_back("no built-in profile: datasheet and NCCL-constant defaults");
   return p;
 }
 

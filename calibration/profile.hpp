@@ -43,6 +43,8 @@ CalibrationProfile load_profile(const std::string& path);
 
 /// The built-in profile of a preset (fitted from the public reference data); nullptr if none.
 const CalibrationProfile* builtin_profile(const std::string& system);
+/// Defaults derived from the GPU's datasheet and NCCL's constants, before any fit.
+CalibrationProfile default_profile(const std::string& system, const topologies::GpuSpec& gpu);
 /// The profile a simulation of `system` uses: the file at `path` if given, else the built-in one,
 /// else defaults derived from the GPU's datasheet and NCCL's constants.
 CalibrationProfile profile_for(const std::string& system, const topologies::GpuSpec& gpu,

@@ -52,6 +52,10 @@ class CalibrateCommand final : public Command {
                      "measured for those (0 = fit on all)")
         ->default_val(0);
     fit_->add_flag("--residuals", residuals_, "Print every collective point after the fit");
+    fit_->add_option("--start", start_,
+                     "Start from the preset's built-in profile, or from the datasheet/NCCL "
+                     "defaults (parameters the data do not constrain keep the start's values)")
+        ->default_val("builtin");
     shapes_ = app_->add_subcommand(
         "shapes", "List the GEMM shapes a scenario's step runs, as fabricsim-gemm-bench input");
     shapes_->add_option("scenario", scenario_file_, "Scenario JSON (default: the embedded one)");
@@ -107,8 +111,13 @@ class CalibrateCommand final : public Command {
       m.gemms.clear();
       data.append(std::move(m));
     }
+    if (start_ != "builtin" && start_ != "defaults") {
+      throw sim::InputError(kCommandLine, "--start",
+                            fmt::format("expected builtin or defaults, got '{}'", start_));
+    }
     const calibration::CalibrationProfile start =
-        calibration::profile_for(base_, system.gpu);
+        start_ == "builtin" ? calibration::profile_for(base_, system.gpu)
+                            : calibration::default_profile(base_, system.gpu);
     calibration::ProfileFitOptions options;
     options.created = date_.empty() ? today() : date_;
     options.gemm_by_gpu = true;
@@ -252,6 +261,7 @@ class CalibrateCommand final : public Command {
   std::string output_dir_;
   std::string date_;
   int holdout_ = 0;
+  std::string start_;
   bool residuals_ = false;
 };
 
