@@ -611,17 +611,14 @@ struct Engine {
     Time produced;
     if (!ready(r, produced)) return;
     // Idle time before this task: waiting for the neighbour's compute is bubble, waiting for
-    // the bytes in flight is exposed point-to-point communication.
+    // the bytes in flight is exposed point-to-point communication. This holds for the first
+    // task too: a later stage's wait for its first input is the pipeline filling (parameter
+    // gathers are waited for inside the pass, at its param_gate ops).
     const Time now = sim.now();
     if (now > r.free_since) {
       const Time split = std::clamp(produced, r.free_since, now);
       r.breakdown.bubble += (split - r.free_since).s();
       r.breakdown.exposed_pp += (now - split).s();
-      if (r.next == 0) {
-        // Before the first task the wait is the parameter gather, not the pipeline.
-        r.breakdown.exposed_dp += r.breakdown.bubble + r.breakdown.exposed_pp;
-        r.breakdown.bubble = r.breakdown.exposed_pp = 0;
-      }
       record(r, "compute", "idle", r.free_since, now);
     }
     start_task(r);

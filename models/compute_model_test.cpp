@@ -1,0 +1,215 @@
+#include "models/compute_model.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "models/transformer.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::models;
+using topologies::Precision;
+
+namespace {
+
+const topologies::GpuSpec& h100() {
+  return *topologies::find_gpu("H100-SXM5");
+}
+
+// H100 SXM5: 132 SMs, 989.4 dense bf16 TFLOP/s, 3.35 TB/s of HBM.
+constexpr double kPeak = 989.4e12;
+constexpr double kHbm = 3.35e12;
+constexpr int kSms = 132;
+
+/// The documented math term: 2MNK / (peak x max_eff x wave x K / (K + k_half)).
+double math_term(const GemmParams& g, double m, double n, double k, double wave) {
+  return 2 * m * n * k / (kPeak * g.max_efficiency * wave * (k / (k + g.k_half)));
+}
+
+/// The documented memory term for bf16 operands and a bf16 output.
+double memory_term(const ComputeProfile& p, double m, double n, double k) {
+  return ((m * k + k * n) * 2 + m * n * 2) / (kHbm * p.memory_efficiency);
+}
+
+}  // namespace
+
+TEST_CASE("element bytes per precision", "[compute]") {
+  CHECK(element_bytes(Precision::bf16) == 2.0);
+  CHECK(element_bytes(Precision::fp16) == 2.0);
+  CHECK(element_bytes(Precision::fp8) == 1.0);
+  CHECK(element_bytes(Precision::mxfp8) == 1.0);
+  CHECK(element_bytes(Precision::tf32) == 4.0);
+  // 4-bit values plus one 8-bit scale per 16 elements.
+  CHECK(element_bytes(Precision::nvfp4) == 0.5 + 1.0 / 16);
+}
+
+TEST_CASE("a GEMM filling exactly one wave has the documented closed form", "[compute]") {
+  // 1536 x 1408 outputs = 12 x 11 = 132 tiles of 128 x 128: one full wave, utilisation 1.
+  const ComputeProfile p = default_compute_profile(h100());
+  const GemmParams& g = p.gemm_for(Precision::bf16);
+  const double m = 1536, n = 1408, k = 4096;
+  const double math = math_term(g, m, n, k, 1.0);
+  REQUIRE(math > memory_term(p, m, n, k));
+  const double t = gemm_seconds(h100(), p, Precision::bf16, m, n, k);
+  CHECK(t == Approx(g.launch.s() + math).epsilon(1e-12));
+  // Efficiency is what the time implies, below the large-GEMM ceiling.
+  CHECK(gemm_efficiency(h100(), p, Precision::bf16, m, n, k) ==
+        Approx(2 * m * n * k / t / kPeak).epsilon(1e-12));
+  CHECK(gemm_efficiency(h100(), p, Precision::bf16, m, n, k) < g.max_efficiency);
+}
+
+TEST_CASE("a GEMM with a tiny K is bound by HBM traffic", "[compute]") {
+  // One full wave of tiles (16896 x 128), K = 8: little arithmetic per byte moved.
+  const ComputeProfile p = default_compute_profile(h100());
+  const GemmParams& g = p.gemm_for(Precision::bf16);
+  const double m = 128.0 * kSms, n = 128, k = 8;
+  const double memory = memory_term(p, m, n, k);
+  REQUIRE(memory > math_term(g, m, n, k, 1.0));
+  CHECK(gemm_seconds(h100(), p, Precision::bf16, m, n, k) ==
+        Approx(g.launch.s() + memory).epsilon(1e-12));
+}
+
+TEST_CASE("GEMM time is never below FLOPs at the dense peak, nor below the launch",
+          "[compute][invariant]") {
+  const ComputeProfile p = default_compute_profile(h100());
+  for (Precision prec : {Precision::bf16, Precision::fp8}) {
+    const double peak = h100().peak_tflops(prec) * 1e12;
+    for (double m : {1.0, 17.0, 128.0, 1000.0, 8192.0, 65536.0}) {
+      for (double n : {1.0, 64.0, 129.0, 4096.0, 28672.0}) {
+        for (double k : {1.0, 100.0, 4096.0, 53248.0}) {
+          for (double batch : {1.0, 8.0}) {
+            const double t = gemm_seconds(h100(), p, prec, m, n, k, batch);
+            CHECK(t >= 2 * m * n * k * batch / peak);
+            CHECK(t >= p.gemm_for(prec).launch.s());
+            CHECK(gemm_efficiency(h100(), p, prec, m, n, k, batch) <=
+                  p.gemm_for(prec).max_efficiency);
+          }
+        }
+      }
+    }
+  }
+  // Empty GEMMs cost nothing.
+  CHECK(gemm_seconds(h100(), p, Precision::bf16, 0, 128, 128) == 0.0);
+  CHECK(gemm_efficiency(h100(), p, Precision::bf16, 128, 0, 128) == 0.0);
+}
+
+TEST_CASE("GEMM time grows with every dimension", "[compute][invariant]") {
+  // K and the batch: every value. M and N: whole tiles, where the time is flat inside a wave (to
+  // rounding: the formula divides the FLOPs by the wave utilisation) and steps up between waves.
+  // (Between tile multiples the model does not charge a partial tile's padding, so one row past
+  // a tile boundary that starts no new wave makes a GEMM cheaper: 128 x 128 x 4096 takes longer
+  // than 129 x 128 x 4096. Only tile-aligned M and N are checked.)
+  const ComputeProfile p = default_compute_profile(h100());
+  const auto t = [&](double m, double n, double k, double batch = 1) {
+    return gemm_seconds(h100(), p, Precision::bf16, m, n, k, batch);
+  };
+  const auto not_below = [](double now, double before) { return now >= before * (1 - 1e-12); };
+  for (double other : {128.0, 1024.0, 8192.0}) {
+    double prev_k = 0, prev_m = 0, prev_n = 0;
+    for (double k = 1; k <= 20000; k += 37) {
+      CHECK(not_below(t(other, other, k), prev_k));
+      prev_k = t(other, other, k);
+    }
+    for (int tiles = 1; tiles <= 400; ++tiles) {
+      CHECK(not_below(t(128.0 * tiles, other, 4096), prev_m));
+      prev_m = t(128.0 * tiles, other, 4096);
+      CHECK(not_below(t(other, 128.0 * tiles, 4096), prev_n));
+      prev_n = t(other, 128.0 * tiles, 4096);
+    }
+    double prev_b = 0;
+    for (double batch = 1; batch <= 300; ++batch) {
+      CHECK(not_below(t(other, 512, 2048, batch), prev_b));
+      prev_b = t(other, 512, 2048, batch);
+    }
+  }
+}
+
+TEST_CASE("one tile row past a full wave costs a second wave", "[compute]") {
+  // 1536 x 1408 outputs are 12 x 11 = 132 tiles: one full wave on 132 SMs. One more row (or
+  // column) adds a row of 11 (or a column of 12) tiles that run in a second, mostly idle wave.
+  const ComputeProfile p = default_compute_profile(h100());
+  const GemmParams& g = p.gemm_for(Precision::bf16);
+  const double m = 1536, n = 1408, k = 8192;
+  const auto t = [&](double mm, double nn) {
+    return gemm_seconds(h100(), p, Precision::bf16, mm, nn, k);
+  };
+  const double launch = g.launch.s();
+  REQUIRE(math_term(g, m, n, k, 1.0) > memory_term(p, m, n, k));
+  CHECK(t(m, n) == Approx(launch + math_term(g, m, n, k, 1.0)).epsilon(1e-12));
+  CHECK(t(m + 1, n) ==
+        Approx(launch + math_term(g, m + 1, n, k, 13.0 * 11 / (2 * kSms))).epsilon(1e-12));
+  CHECK(t(m, n + 1) ==
+        Approx(launch + math_term(g, m, n + 1, k, 12.0 * 12 / (2 * kSms))).epsilon(1e-12));
+  CHECK(t(m + 1, n) - launch > 1.8 * (t(m, n) - launch));
+  CHECK(t(m, n + 1) - launch > 1.8 * (t(m, n) - launch));
+  // The step is at the boundary: one row less changes almost nothing.
+  CHECK(t(m, n) - t(m - 1, n) < 1e-3 * t(m, n));
+  CHECK(t(m, n) - t(m - 1, n) > 0);
+  // Two full waves cost exactly twice one.
+  CHECK(t(2 * m, n) - launch == Approx(2 * (t(m, n) - launch)).epsilon(1e-12));
+}
+
+TEST_CASE("fp8 GEMMs run at twice the bf16 rate where math dominates", "[compute]") {
+  const ComputeProfile p = default_compute_profile(h100());
+  const double m = 1536, n = 1408, k = 16384;
+  const double launch = p.gemm_for(Precision::bf16).launch.s();
+  const double bf16 = gemm_seconds(h100(), p, Precision::bf16, m, n, k) - launch;
+  const double fp8 = gemm_seconds(h100(), p, Precision::fp8, m, n, k) - launch;
+  CHECK(bf16 / fp8 == Approx(h100().fp8_tflops / h100().bf16_tflops).epsilon(1e-12));
+  // H100 has no fp4 tensor cores.
+  CHECK_THROWS(gemm_seconds(h100(), p, Precision::nvfp4, m, n, k));
+}
+
+TEST_CASE("memory-bound kernels move bytes at the efficient HBM bandwidth", "[compute]") {
+  const ComputeProfile p = default_compute_profile(h100());
+  for (double bytes : {1.0, 4096.0, 1e6, 3.2e9}) {
+    CHECK(memory_seconds(h100(), p, bytes) ==
+          Approx(bytes / (kHbm * p.memory_efficiency)).epsilon(1e-12));
+  }
+  CHECK(memory_seconds(h100(), p, 0) == 0.0);
+  // Linear in bytes.
+  CHECK(memory_seconds(h100(), p, 2e9) ==
+        Approx(2 * memory_seconds(h100(), p, 1e9)).epsilon(1e-12));
+}
+
+TEST_CASE("attention runs at its pass's efficiency, ramped by the span", "[compute]") {
+  const ComputeProfile p = default_compute_profile(h100());
+  const double flops = 1e12;
+  const double fwd = attention_seconds(h100(), p, flops, false);
+  const double bwd = attention_seconds(h100(), p, flops, true);
+  CHECK(fwd == Approx(flops / (kPeak * p.attention_forward_efficiency)).epsilon(1e-12));
+  CHECK(bwd == Approx(flops / (kPeak * p.attention_backward_efficiency)).epsilon(1e-12));
+  // span / (span + 220): at 220 keys half the long-sequence rate.
+  CHECK(attention_seconds(h100(), p, flops, false, p.attention_span_half) ==
+        Approx(2 * fwd).epsilon(1e-12));
+  CHECK(attention_seconds(h100(), p, flops, false, 4096) ==
+        Approx(fwd * (4096 + 220) / 4096).epsilon(1e-12));
+  // Longer spans are never slower per FLOP.
+  double prev = attention_seconds(h100(), p, flops, false, 1);
+  for (double span = 2; span < 1e6; span *= 1.7) {
+    const double t = attention_seconds(h100(), p, flops, false, span);
+    CHECK(t <= prev);
+    prev = t;
+  }
+  CHECK(attention_seconds(h100(), p, 0, false) == 0.0);
+}
+
+TEST_CASE("attention FLOPs: causal masks skip half the scores", "[compute][model]") {
+  // QK^T and AV: 2 x 2 x seq x head_dim x heads per token and layer over the full sequence.
+  TransformerConfig c;
+  c.name = "t";
+  c.layers = 6;
+  c.hidden = 1024;
+  c.ffn = 4096;
+  c.heads = 16;
+  c.kv_heads = 4;
+  c.head_dim = 64;
+  c.vocab = 1000;
+  c.seq_len = 3000;
+  const FlopsPerToken f = flops_per_token(c);
+  const double scores = 6.0 * 2 * 2 * 3000 * 64 * 16;
+  CHECK(f.attention_scores == Approx(scores).epsilon(1e-15));
+  CHECK(f.total(false) - f.dense_matmul == Approx(scores).epsilon(1e-12));
+  CHECK(f.total(true) - f.dense_matmul == Approx(scores / 2).epsilon(1e-12));
+  CHECK(training_flops_per_token(c, true) ==
+        Approx(3 * (f.dense_matmul + scores / 2)).epsilon(1e-12));
+  CHECK(training_flops_per_token(c, false) == Approx(3 * (f.dense_matmul + scores)).epsilon(1e-12));
+}

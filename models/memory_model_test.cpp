@@ -1,0 +1,245 @@
+#include "models/memory_model.hpp"
+
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+
+#include "models/compute_profile.hpp"
+#include "models/model_presets.hpp"
+#include "models/pipeline_schedule.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::models;
+using topologies::Precision;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+const topologies::GpuSpec& h100() {
+  return *topologies::find_gpu("H100-SXM5");
+}
+
+struct Case {
+  TransformerConfig model;
+  ParallelPlan plan;
+  TrainingConfig training;
+};
+
+/// llama2-7b (32 layers, hidden 4096, seq 4096) on tp x pp x dp GPUs, one micro-batch per
+/// replica per pipeline stage unless `microbatches` says otherwise.
+Case llama7b(int tp, int pp, int dp, int microbatches = 1) {
+  Case c;
+  c.model = *find_model("llama2-7b");
+  c.plan.tp = tp;
+  c.plan.pp = pp;
+  c.plan.dp = dp;
+  c.training.global_batch = dp * microbatches;
+  return c;
+}
+
+MemoryReport report(const Case& c, Workload* workload_out = nullptr) {
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const Workload w =
+      build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()));
+  if (workload_out != nullptr) *workload_out = w;
+  return memory_report(w, c.plan, c.training, h100());
+}
+
+}  // namespace
+
+TEST_CASE("model states per parameter follow the ZeRO stage", "[memory]") {
+  // Mixed-precision Adam: bf16 weights (2 bytes) and gradients (2 bytes), and an fp32 master
+  // copy plus two fp32 moments (12 bytes). ZeRO-1 shards the 12, ZeRO-2 the gradients too,
+  // ZeRO-3 everything: 16, 4 + 12/N, 2 + 14/N and 16/N bytes per parameter over N = dp.
+  const double dp = 8;
+  const double expected[4] = {16, 2 + 2 + 12 / dp, 2 + (2 + 12) / dp, 16 / dp};
+  for (int zero = 0; zero <= 3; ++zero) {
+    INFO("zero " << zero);
+    Case c = llama7b(1, 1, 8);
+    c.plan.zero = zero;
+    Workload w;
+    const MemoryReport r = report(c, &w);
+    REQUIRE(r.stages.size() == 1);
+    const StageMemory& m = r.stages[0];
+    const double params = w.stages[0].dense_params;
+    CHECK(w.stages[0].expert_params == 0);
+    CHECK(w.stages[0].trainable_params == params);
+    CHECK((m.weights + m.gradients + m.optimizer) / params ==
+          Approx(expected[zero]).epsilon(1e-12));
+    CHECK(m.weights / params == Approx(zero >= 3 ? 2 / dp : 2).epsilon(1e-12));
+    CHECK(m.gradients / params == Approx(zero >= 2 ? 2 / dp : 2).epsilon(1e-12));
+    CHECK(m.optimizer / params == Approx(zero >= 1 ? 12 / dp : 12).epsilon(1e-12));
+    CHECK(m.framework == kFrameworkReserveBytes);
+  }
+}
+
+TEST_CASE("fp16 keeps fp32 gradients, fp8 keeps an extra byte of weights", "[memory]") {
+  Case c = llama7b(1, 1, 8);
+  c.plan.zero = 0;
+  c.training.precision = Precision::fp16;
+  Workload w;
+  MemoryReport r = report(c, &w);
+  const double params = w.stages[0].dense_params;
+  CHECK(w.grad_bytes == 4);
+  CHECK(r.stages[0].gradients == Approx(4 * params).epsilon(1e-12));
+  CHECK(r.stages[0].weights == Approx(2 * params).epsilon(1e-12));
+
+  c.training.precision = Precision::fp8;
+  r = report(c, &w);
+  CHECK(w.grad_bytes == 2);
+  CHECK(r.stages[0].weights == Approx(3 * params).epsilon(1e-12));
+  CHECK(r.stages[0].gradients == Approx(2 * params).epsilon(1e-12));
+  CHECK(r.stages[0].optimizer == Approx(12 * params).epsilon(1e-12));
+}
+
+TEST_CASE("tensor and pipeline parallelism divide the model states", "[memory]") {
+  // The weights of TP8 are an eighth of TP1's apart from what TP replicates: the norms.
+  Case one = llama7b(1, 1, 1);
+  Case eight = llama7b(8, 1, 1);
+  Workload w1, w8;
+  report(one, &w1);
+  report(eight, &w8);
+  const TransformerConfig& m = one.model;
+  const double norms = m.layers * 2.0 * m.hidden;
+  CHECK(w8.stages[0].dense_params ==
+        Approx((w1.stages[0].dense_params - norms) / 8 + norms).epsilon(1e-12));
+  // Pipeline stages hold their layers; the first the embedding, the last the LM head.
+  Case piped = llama7b(1, 4, 1, 4);
+  Workload w4;
+  report(piped, &w4);
+  double total = 0;
+  for (const StageWork& s : w4.stages)
+    total += s.dense_params;
+  CHECK(total == Approx(w1.stages[0].dense_params).epsilon(1e-12));
+  const double table = static_cast<double>(m.vocab) * m.hidden;
+  CHECK(w4.stages[0].dense_params - table == Approx(w4.stages[1].dense_params).epsilon(1e-12));
+  CHECK(w4.stages[3].dense_params - table == Approx(w4.stages[1].dense_params).epsilon(1e-12));
+}
+
+TEST_CASE("MoE expert states shard over expert data parallelism", "[memory]") {
+  // mixtral-8x7b with EP8 over 8 GPUs: each rank holds one expert per layer, and no other rank
+  // holds it (expert-DP = tp x cp x dp / ep = 1), so ZeRO-1 shards only the dense states.
+  Case c;
+  c.model = *find_model("mixtral-8x7b");
+  c.plan.tp = 1;
+  c.plan.dp = 8;
+  c.plan.ep = 8;
+  c.plan.zero = 1;
+  c.training.global_batch = 8;
+  c.training.seq_len = 4096;
+  Workload w;
+  const MemoryReport r = report(c, &w);
+  const StageWork& s = w.stages[0];
+  const TransformerConfig& m = c.model;
+  CHECK(s.expert_params == Approx(m.layers * 3.0 * m.hidden * m.moe->expert_ffn).epsilon(1e-12));
+  CHECK(r.stages[0].optimizer ==
+        Approx(12 * (s.dense_params / 8 + s.expert_params)).epsilon(1e-12));
+  CHECK(r.stages[0].gradients == Approx(2 * (s.dense_params + s.expert_params)).epsilon(1e-12));
+  // ZeRO-3 shards the expert weights over expert-DP (1) as well.
+  c.plan.zero = 3;
+  const MemoryReport r3 = report(c, &w);
+  CHECK(r3.stages[0].weights == Approx(2 * (s.dense_params / 8 + s.expert_params)).epsilon(1e-12));
+}
+
+TEST_CASE("LoRA trains and keeps optimizer states for the adapters only", "[memory]") {
+  Case c = llama7b(1, 1, 8);
+  c.plan.zero = 1;
+  c.training.task = TrainingTask::lora;
+  Workload w;
+  const MemoryReport r = report(c, &w);
+  const StageWork& s = w.stages[0];
+  REQUIRE(s.trainable_params > 0);
+  CHECK(s.trainable_params < 0.01 * s.dense_params);
+  CHECK(r.stages[0].weights == Approx(2 * s.dense_params).epsilon(1e-12));
+  CHECK(r.stages[0].gradients == Approx(2 * s.trainable_params).epsilon(1e-12));
+  CHECK(r.stages[0].optimizer == Approx(12 * s.trainable_params / 8).epsilon(1e-12));
+}
+
+TEST_CASE("activations per recomputation mode", "[memory]") {
+  // TP1, one micro-batch of T = 4096 tokens alive at a time (pp = 1). Per layer without full
+  // recomputation: norm and GEMM inputs 4Th, q/k/v 3Th, attention output Th, fp32 softmax
+  // statistics 8 T heads bytes, and the SwiGLU fc1 output (2 T ffn) plus its activation
+  // (T ffn), all bf16; full recomputation keeps the layer input Th only. The LM head stage adds
+  // fp32 logits (4 T vocab bytes) and its input (Th).
+  const TransformerConfig model = *find_model("llama2-7b");
+  const double T = model.seq_len, h = model.hidden, l = model.layers;
+  const double head = 4 * T * model.vocab + 2 * T * h;
+  const double layer =
+      2 * (4 * T * h + 3 * T * h + T * h + T * 3.0 * model.ffn) + 8 * T * model.heads;
+  double bytes[3];
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    Case c = llama7b(1, 1, 8);
+    c.plan.recompute = mode;
+    const MemoryReport r = report(c);
+    CHECK(r.stages[0].in_flight == 1);
+    bytes[static_cast<int>(mode)] = r.stages[0].activations;
+  }
+  CHECK(bytes[0] == Approx(l * layer + head).epsilon(1e-12));
+  CHECK(bytes[2] == Approx(l * 2 * T * h + head).epsilon(1e-12));
+  // With flash attention there is no score matrix for selective recomputation to drop: it keeps
+  // what no recomputation keeps.
+  CHECK(bytes[1] == bytes[0]);
+  CHECK(bytes[0] > 5 * bytes[2]);
+}
+
+TEST_CASE("1F1B keeps pp - stage micro-batches in flight", "[memory][pipeline]") {
+  // PP4 with 8 micro-batches: stage 0 holds 4 micro-batches at its peak, the last stage 1.
+  Case c = llama7b(1, 4, 2, 8);
+  Workload w;
+  const MemoryReport r = report(c, &w);
+  REQUIRE(r.stages.size() == 4);
+  for (int s = 0; s < 4; ++s) {
+    INFO("stage " << s);
+    CHECK(r.stages[s].in_flight == 4 - s);
+    CHECK(r.stages[s].activations ==
+          Approx((4 - s) * w.stages[s].chunks[0].activation_bytes).epsilon(1e-12));
+  }
+  // Interleaving (vp 2) warms up longer: (pp - 1) x 2 + (vp - 1) x pp forwards, then one more.
+  c.plan.vp = 2;
+  const MemoryReport ri = report(c, &w);
+  const auto schedule = pipeline_schedule(4, 2, 8);
+  CHECK(ri.stages[0].in_flight == 3 * 2 + 1 * 4 + 1);
+  for (int s = 0; s < 4; ++s)
+    CHECK(ri.stages[s].in_flight == max_in_flight(schedule[s]));
+  for (const StageMemory& m : ri.stages) {
+    CHECK(m.total() <= ri.stages[static_cast<size_t>(ri.worst_stage)].total());
+  }
+}
+
+TEST_CASE("a plan that does not fit says why, with the breakdown", "[memory]") {
+  // llama2-70b on one node with TP8 and no optimizer sharding: ~8.7e9 parameters per GPU need
+  // 16 bytes each, far beyond 80 GB.
+  Case c;
+  c.model = *find_model("llama2-70b");
+  c.plan.tp = 8;
+  c.plan.zero = 0;
+  c.training.global_batch = 4;
+  const MemoryReport r = report(c);
+  REQUIRE_FALSE(r.fits);
+  const StageMemory& m = r.stages[static_cast<size_t>(r.worst_stage)];
+  CHECK(m.total() > r.capacity);
+  CHECK(r.capacity == Approx(80 * kGiB * 0.99).epsilon(1e-12));
+  INFO(r.reason);
+  CHECK_THAT(r.reason, Catch::Contains(fmt::format("stage 0 needs {:.1f} GiB of {:.1f} GiB HBM",
+                                                   m.total() / kGiB, r.capacity / kGiB)));
+  CHECK_THAT(r.reason, Catch::Contains(fmt::format("weights {:.1f}", m.weights / kGiB)));
+  CHECK_THAT(r.reason, Catch::Contains(fmt::format("gradients {:.1f}", m.gradients / kGiB)));
+  CHECK_THAT(r.reason, Catch::Contains(fmt::format("optimizer {:.1f}", m.optimizer / kGiB)));
+  CHECK_THAT(r.reason, Catch::Contains(fmt::format("activations {:.1f}", m.activations / kGiB)));
+  CHECK_THAT(r.reason, Catch::Contains("1 micro-batch chunks in flight"));
+  CHECK_THAT(r.reason, Catch::Contains("framework 3.0"));
+  const nlohmann::json j = memory_to_json(r);
+  CHECK(j["fits"] == false);
+  CHECK(j["reason"] == r.reason);
+
+  // The same model sharded with ZeRO-1 over 8 more replicas fits, and has no reason.
+  Case fits = c;
+  fits.plan.zero = 1;
+  fits.plan.pp = 4;
+  fits.plan.dp = 2;
+  fits.training.global_batch = 8;
+  const MemoryReport ok = report(fits);
+  CHECK(ok.fits);
+  CHECK(ok.reason.empty());
+}

@@ -1,0 +1,319 @@
+#include "models/workload.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+#include "models/compute_model.hpp"
+#include "models/model_presets.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::models;
+using topologies::Precision;
+
+namespace {
+
+const topologies::GpuSpec& h100() {
+  return *topologies::find_gpu("H100-SXM5");
+}
+
+struct Case {
+  TransformerConfig model;
+  ParallelPlan plan;
+  TrainingConfig training;
+};
+
+Case make_case(const char* model, int tp, int pp, int dp, int global_batch) {
+  Case c;
+  c.model = *find_model(model);
+  c.plan.tp = tp;
+  c.plan.pp = pp;
+  c.plan.dp = dp;
+  c.training.global_batch = global_batch;
+  return c;
+}
+
+Workload build(const Case& c) {
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  return build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()));
+}
+
+int count_ops(const PassProgram& p, const std::function<bool(const WorkOp&)>& pred) {
+  int n = 0;
+  for (const WorkOp& op : p.ops)
+    n += pred(op) ? 1 : 0;
+  return n;
+}
+
+bool is_collective(const WorkOp& op) {
+  return op.kind == WorkOp::Kind::comm || op.kind == WorkOp::Kind::comm_start;
+}
+
+std::function<bool(const WorkOp&)> collective_of(GroupKind g) {
+  return [g](const WorkOp& op) { return is_collective(op) && op.group == g; };
+}
+
+const WorkOp& find_op(const PassProgram& p, std::string_view name) {
+  for (const WorkOp& op : p.ops) {
+    if (op.kind == WorkOp::Kind::compute && name == op.name) return op;
+  }
+  FAIL("no op named " << name);
+  return p.ops.front();
+}
+
+/// Matmul weights of the layers (attention projections and MLPs, no biases or norms).
+double layer_matmul_weights(const TransformerConfig& m) {
+  const ParameterCount p = count_parameters(m);
+  return p.attention + p.mlp_dense + p.mlp_experts + p.router;
+}
+
+}  // namespace
+
+TEST_CASE("tokens and micro-batches per step", "[workload]") {
+  Case c = make_case("llama2-7b", 1, 1, 4, 32);
+  c.plan.micro_batch = 2;
+  Workload w = build(c);
+  CHECK(w.tokens_per_step == 32.0 * 4096);
+  CHECK(w.seq_len == 4096);
+  CHECK(w.microbatches == 32 / (4 * 2));
+  c.training.seq_len = 1024;
+  w = build(c);
+  CHECK(w.tokens_per_step == 32.0 * 1024);
+  CHECK(w.seq_len == 1024);
+}
+
+TEST_CASE("model FLOPs of a dense model: 6 N tokens plus the attention term", "[workload]") {
+  // Per token: 6 x (matmul weights of the layers + the LM head's V h) for forward and backward,
+  // plus 3 x 4 l s h for QK^T and AV over the full sequence (Megatron counts attention
+  // non-causally). llama2-7b: heads x head_dim = hidden.
+  for (auto [tp, pp, dp] : {std::tuple{1, 1, 8}, {8, 1, 1}, {2, 2, 2}}) {
+    const Case c = make_case("llama2-7b", tp, pp, dp, 16);
+    const Workload w = build(c);
+    const TransformerConfig& m = c.model;
+    const double l = m.layers, h = m.hidden, s = m.seq_len, v = m.vocab;
+    const double per_token = 6 * (layer_matmul_weights(m) + v * h) + 12 * l * s * h;
+    CHECK(w.model_flops == Approx(per_token * w.tokens_per_step).epsilon(1e-12));
+    CHECK(w.model_flops ==
+          Approx(training_flops_per_token(m, false) * w.tokens_per_step).epsilon(1e-12));
+  }
+  // GPT-style models reduce to Megatron's 72 l h^2 (1 + s/6h + V/12lh) per token.
+  const Case gpt = make_case("megatron-1.7b", 1, 1, 8, 16);
+  const Workload w = build(gpt);
+  CHECK(w.model_flops ==
+        Approx(megatron_flops_per_token(gpt.model) * w.tokens_per_step).epsilon(1e-12));
+  // Packed fine-tuning documents: attention spans one document, not the whole sequence.
+  Case sft = make_case("llama2-7b", 1, 1, 8, 16);
+  sft.training.task = TrainingTask::sft;
+  const Workload ws = build(sft);
+  const TransformerConfig& m = sft.model;
+  const double per_token = 6 * (layer_matmul_weights(m) + static_cast<double>(m.vocab) * m.hidden) +
+                           12.0 * m.layers * 256 * m.hidden;
+  CHECK(ws.model_flops == Approx(per_token * ws.tokens_per_step).epsilon(1e-12));
+}
+
+TEST_CASE("executed FLOPs: causal attention, flash backward and recomputation", "[workload]") {
+  // GEMMs run once forward and twice backward (dgrad + wgrad); causal attention does half the
+  // scores forward and 2.5x that backward (flash attention recomputes the scores); full
+  // recomputation runs every layer's forward again (not the LM head). Sharding (TP, CP, PP, DP)
+  // only splits the work.
+  const TransformerConfig& m = *find_model("llama2-7b");
+  const FlopsPerToken f = flops_per_token(m);
+  for (auto [tp, pp, dp, cp] : {std::tuple{1, 1, 8, 1}, {8, 1, 1, 1}, {2, 2, 1, 2}}) {
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+      INFO("tp " << tp << " pp " << pp << " cp " << cp << " recompute " << to_string(r));
+      Case c = make_case("llama2-7b", tp, pp, dp, 8);
+      c.plan.cp = cp;
+      c.plan.recompute = r;
+      const Workload w = build(c);
+      double per_token = 3 * f.dense_matmul + 3.5 * 0.5 * f.attention_scores;
+      if (r == Recompute::full) per_token += f.dense_matmul - f.logits + 0.5 * f.attention_scores;
+      CHECK(w.executed_flops == Approx(per_token * w.tokens_per_step).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("attention kernels: half the scores with a causal mask", "[workload]") {
+  // Forward: 2 x T x S x heads x (d_qk + d_v) per layer, halved when causal; backward 2.5x.
+  for (bool causal : {true, false}) {
+    Case c = make_case("llama2-7b", 1, 1, 8, 8);
+    c.training.causal = causal;
+    const Workload w = build(c);
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    const auto attention_flops = [](const PassProgram& p) {
+      double sum = 0;
+      for (const WorkOp& op : p.ops) {
+        if (op.kind == WorkOp::Kind::compute && op.compute == ComputeKind::attention)
+          sum += op.flops;
+      }
+      return sum;
+    };
+    const double T = 4096, heads = 32, d = 128;
+    const double fwd = 32 * 2 * T * T * heads * 2 * d * (causal ? 0.5 : 1.0);
+    CHECK(attention_flops(chunk.forward) == Approx(fwd).epsilon(1e-12));
+    CHECK(attention_flops(chunk.backward) == Approx(2.5 * fwd).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("kernel durations come from the compute model plus the gap", "[workload]") {
+  // Every kernel costs its modelled time plus the inter-kernel gap, and at least the launch.
+  Case c = make_case("llama2-7b", 1, 1, 8, 8);
+  c.training.precision = Precision::fp8;
+  const Workload w = build(c);
+  const ComputeProfile p = default_compute_profile(h100());
+  const PassProgram& fwd = w.stages[0].chunks[0].forward;
+  const double T = 4096, h = 4096;
+  CHECK(find_op(fwd, "embedding").seconds ==
+        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(1e-12));
+  CHECK(find_op(fwd, "norm").seconds ==
+        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(1e-12));
+  CHECK(find_op(fwd, "qkv").seconds ==
+        Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h) + p.kernel_gap.s())
+            .epsilon(1e-12));
+  CHECK(find_op(fwd, "qkv").flops == 2 * T * 3 * h * h);
+  // The fp8 amax/scale update moves nothing: it costs the launch.
+  CHECK(find_op(fwd, "fp8_scale").seconds == p.kernel_launch.s());
+  double sum = 0;
+  for (const WorkOp& op : fwd.ops) {
+    if (op.kind != WorkOp::Kind::compute) continue;
+    CHECK(op.seconds >= p.kernel_launch.s());
+    sum += op.seconds;
+  }
+  CHECK(fwd.compute_seconds == Approx(sum).epsilon(1e-12));
+  // Adam over the rank's ZeRO-1 shard: ~34 bytes per parameter of HBM traffic.
+  const double shard = w.stages[0].dense_params / 8;
+  CHECK(w.stages[0].optimizer_seconds ==
+        Approx(memory_seconds(h100(), p, 34 * shard) + p.kernel_launch.s()).epsilon(1e-12));
+}
+
+TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
+  // TP8 with sequence parallelism, per layer: forward all-gathers before qkv and fc1 and
+  // reduce-scatters after proj and fc2 (4); backward all-gathers for fc2, fc1, proj and qkv
+  // dgrad and reduce-scatters after the fc1 and qkv wgrads (6). The embedding reduce-scatters
+  // (forward) and all-gathers (backward); the head all-gathers its input and all-reduces the
+  // loss statistics (forward) and reduce-scatters its input gradient (backward).
+  const Case c8 = make_case("llama2-7b", 8, 1, 1, 4);
+  const Workload w8 = build(c8);
+  const ChunkWork& chunk = w8.stages[0].chunks[0];
+  const int l = c8.model.layers;
+  CHECK(count_ops(chunk.forward, collective_of(GroupKind::tp)) == 4 * l + 3);
+  CHECK(count_ops(chunk.backward, collective_of(GroupKind::tp)) == 6 * l + 2);
+  const double T = 4096, h = 4096;
+  for (const PassProgram* p : {&chunk.forward, &chunk.backward}) {
+    for (const WorkOp& op : p->ops) {
+      if (!is_collective(op)) continue;
+      CHECK(op.group == GroupKind::tp);
+      if (op.op == CollectiveOp::all_reduce) {
+        CHECK(op.bytes == 2 * 4 * T);  // fp32 max and sum per token
+      } else {
+        CHECK((op.op == CollectiveOp::all_gather || op.op == CollectiveOp::reduce_scatter));
+        CHECK(op.bytes == T * h * 2);
+      }
+    }
+  }
+  // Overlap on: the layers' collectives are started and waited for around their GEMMs.
+  CHECK(count_ops(chunk.forward,
+                  [](const WorkOp& op) { return op.kind == WorkOp::Kind::comm_start; }) == 4 * l);
+  // Without overlap every collective blocks the compute stream.
+  Case blocking = c8;
+  blocking.plan.tp_comm_overlap = false;
+  const ChunkWork& b = build(blocking).stages[0].chunks[0];
+  CHECK(count_ops(b.forward, [](const WorkOp& op) { return op.kind == WorkOp::Kind::comm; }) ==
+        4 * l + 3);
+  // TP1: no collective at all inside the passes.
+  const Workload w1 = build(make_case("llama2-7b", 1, 1, 8, 8));
+  CHECK(count_ops(w1.stages[0].chunks[0].forward, is_collective) == 0);
+  CHECK(count_ops(w1.stages[0].chunks[0].backward, is_collective) == 0);
+  CHECK(w1.stages[0].chunks[0].p2p_bytes == T * h * 2);
+  CHECK(chunk.p2p_bytes == T * h * 2 / 8);  // sequence-parallel activations are sharded
+}
+
+TEST_CASE("MoE with EP > 1 dispatches and combines by all-to-all", "[workload]") {
+  // mixtral-8x7b, every layer MoE: forward dispatch + combine, backward the same in reverse.
+  // Each all-to-all moves the rank's tokens x top_k x hidden in bf16.
+  Case c = make_case("mixtral-8x7b", 1, 1, 8, 8);
+  c.training.seq_len = 4096;
+  c.plan.ep = 8;
+  const Workload w = build(c);
+  const ChunkWork& chunk = w.stages[0].chunks[0];
+  const int l = c.model.layers;
+  CHECK(count_ops(chunk.forward, collective_of(GroupKind::ep)) == 2 * l);
+  CHECK(count_ops(chunk.backward, collective_of(GroupKind::ep)) == 2 * l);
+  for (const WorkOp& op : chunk.forward.ops) {
+    if (!is_collective(op)) continue;
+    CHECK(op.op == CollectiveOp::alltoall);
+    CHECK(op.bytes == 4096.0 * 2 * 4096 * 2);
+  }
+  CHECK(count_ops(chunk.forward, collective_of(GroupKind::tp)) == 0);
+  // EP1: the experts are local, nothing to exchange.
+  c.plan.ep = 1;
+  const Workload local = build(c);
+  CHECK(count_ops(local.stages[0].chunks[0].forward, is_collective) == 0);
+  CHECK(count_ops(local.stages[0].chunks[0].backward, is_collective) == 0);
+  // Expert weights: all 8 experts per rank with EP1, one with EP8.
+  CHECK(local.stages[0].expert_params == Approx(8 * w.stages[0].expert_params).epsilon(1e-12));
+}
+
+TEST_CASE("LoRA reduces and updates only the adapters", "[workload]") {
+  Case pre = make_case("llama2-7b", 1, 1, 8, 8);
+  Case lora = pre;
+  lora.training.task = TrainingTask::lora;
+  const Workload wp = build(pre);
+  const Workload wl = build(lora);
+  CHECK_FALSE(wp.frozen_base);
+  CHECK(wl.frozen_base);
+  const StageWork& s = wl.stages[0];
+  const ChunkWork& c = s.chunks[0];
+  // Data-parallel buckets carry the adapters' gradients and nothing of the base weights.
+  double dense = 0, expert = 0;
+  for (const ChunkWork::Bucket& b : c.buckets) {
+    dense += b.dense;
+    expert += b.expert;
+  }
+  CHECK(dense == Approx(s.trainable_params).epsilon(1e-12));
+  CHECK(expert == 0);
+  CHECK(s.trainable_params > 0);
+  CHECK(s.trainable_params < 0.01 * s.dense_params);
+  CHECK(s.dense_params == wp.stages[0].dense_params);
+  // Pre-training buckets hold every parameter.
+  double all = 0;
+  for (const ChunkWork::Bucket& b : wp.stages[0].chunks[0].buckets)
+    all += b.dense;
+  CHECK(all == Approx(wp.stages[0].dense_params).epsilon(1e-12));
+  // No weight gradients of the frozen base: no wgrad GEMM in the backward pass.
+  const auto wgrad = [](const WorkOp& op) {
+    return op.kind == WorkOp::Kind::compute && std::strstr(op.name, "wgrad") != nullptr;
+  };
+  CHECK(count_ops(c.backward, wgrad) == 0);
+  CHECK(count_ops(wp.stages[0].chunks[0].backward, wgrad) > 0);
+  // The optimizer walks the adapters only; model FLOPs count forward + dgrad: 2/3 of training.
+  CHECK(s.optimizer_seconds < 0.05 * wp.stages[0].optimizer_seconds);
+  CHECK(wl.model_flops == Approx(wp.model_flops * 2 / 3).epsilon(1e-12));
+}
+
+TEST_CASE("pipeline stages hold their layers, the embedding first and the head last",
+          "[workload][pipeline]") {
+  Case c = make_case("llama2-7b", 1, 4, 2, 16);
+  c.plan.vp = 2;
+  const Workload w = build(c);
+  REQUIRE(w.stages.size() == 4);
+  int layers = 0;
+  for (int s = 0; s < 4; ++s) {
+    REQUIRE(w.stages[s].chunks.size() == 2);
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      const ChunkWork& cw = w.stages[s].chunks[chunk];
+      const int v = chunk * 4 + s;  // Megatron's interleaved layout
+      CHECK(cw.first_layer == 4 * v);
+      CHECK(cw.layers == 4);
+      CHECK(cw.has_embedding == (v == 0));
+      CHECK(cw.has_lm_head == (v == 7));
+      layers += cw.layers;
+    }
+  }
+  CHECK(layers == 32);
+  // The stage parameters add up to the model's; only the final norm is not held anywhere.
+  double params = 0;
+  for (const StageWork& s : w.stages)
+    params += s.dense_params;
+  CHECK(params == Approx(count_parameters(c.model).total).epsilon(1e-6));
+}
