@@ -87,7 +87,7 @@ TEST_CASE("collective cases become one measurement per point", "[import][cases]"
   CHECK(set.provenance.at(0).format == "cases_json");
 }
 
-TEST_CASE("GEMM cases convert; training cases never do", "[import][cases]") {
+TEST_CASE("GEMM cases convert, training cases never do", "[import][cases]") {
   const std::vector<Case> gemm = load_cases(reference("dev-gemm.json"));
   const MeasurementSet set = measurements_from_cases(gemm);
   REQUIRE(set.gemms.size() == gemm.size());

@@ -35,15 +35,14 @@ double peak_flops(const topologies::GpuSpec& gpu, Precision p) {
 
 double math_seconds(const topologies::GpuSpec& gpu, const GemmParams& g, Precision p, double m,
                     double n, double k, double batch) {
-  const double flops = 2.0 * m * n * k * batch;
-  double wave = 1.0;
-  if (gpu.sm_count > 0) {
-    const double tiles = std::ceil(m / g.tile_m) * std::ceil(n / g.tile_n) * batch;
-    const double waves = std::ceil(tiles / gpu.sm_count);
-    wave = tiles / (waves * gpu.sm_count);
-  }
   const double k_eff = k / (k + g.k_half);
-  return flops / (peak_flops(gpu, p) * g.max_efficiency * wave * k_eff);
+  const double rate = peak_flops(gpu, p) * g.max_efficiency * k_eff;
+  if (gpu.sm_count <= 0) return 2.0 * m * n * k * batch / rate;
+  // Every SM computes whole output tiles, padded ones included, one wave after another: the
+  // time is the number of waves times one tile's work at one SM's share of the rate.
+  const double tiles = std::ceil(m / g.tile_m) * std::ceil(n / g.tile_n) * batch;
+  const double waves = std::ceil(tiles / gpu.sm_count);
+  return waves * 2.0 * g.tile_m * g.tile_n * k / (rate / gpu.sm_count);
 }
 
 }  // namespace

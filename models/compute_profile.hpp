@@ -12,9 +12,10 @@
 namespace fabricsim::models {
 
 /// GEMM time = launch + max(math, memory), where
-///   math   = 2MNK x batch / (peak x max_efficiency x wave_utilisation x K / (K + k_half))
+///   math   = waves x 2 tile_m tile_n K / (peak / SMs x max_efficiency x K / (K + k_half))
 ///   memory = (MK + KN + MN) x batch x element bytes / (HBM bandwidth x memory_efficiency)
-/// and wave_utilisation = tiles / (ceil(tiles / SMs) x SMs) for tile_m x tile_n output tiles.
+/// with tiles = ceil(M / tile_m) x ceil(N / tile_n) x batch and waves = ceil(tiles / SMs): every
+/// SM computes whole (padded) output tiles, so a GEMM one tile past a wave pays a whole wave.
 struct GemmParams {
   double max_efficiency = 0.75;  ///< of the dense datasheet peak, for large well-shaped GEMMs
   double k_half = 256;           ///< K at which the inner loop runs at half efficiency

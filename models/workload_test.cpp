@@ -188,7 +188,8 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
 
 TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
   // TP8 with sequence parallelism, per layer: forward all-gathers before qkv and fc1 and
-  // reduce-scatters after proj and fc2 (4); backward all-gathers for fc2, fc1, proj and qkv
+  // reduce-scatters after proj and fc2 (4; with overlap each reduce-scatter is pipelined, its
+  // last quarter exposed as a second collective: 6); backward all-gathers for fc2, fc1, proj and qkv
   // dgrad and reduce-scatters after the fc1 and qkv wgrads (6). The embedding reduce-scatters
   // (forward) and all-gathers (backward); the head all-gathers its input and all-reduces the
   // loss statistics (forward) and reduce-scatters its input gradient (backward).
@@ -196,7 +197,7 @@ TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
   const Workload w8 = build(c8);
   const ChunkWork& chunk = w8.stages[0].chunks[0];
   const int l = c8.model.layers;
-  CHECK(count_ops(chunk.forward, collective_of(GroupKind::tp)) == 4 * l + 3);
+  CHECK(count_ops(chunk.forward, collective_of(GroupKind::tp)) == 6 * l + 3);
   CHECK(count_ops(chunk.backward, collective_of(GroupKind::tp)) == 6 * l + 2);
   const double T = 4096, h = 4096;
   for (const PassProgram* p : {&chunk.forward, &chunk.backward}) {
@@ -207,13 +208,25 @@ TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
         CHECK(op.bytes == 2 * 4 * T);  // fp32 max and sum per token
       } else {
         CHECK((op.op == CollectiveOp::all_gather || op.op == CollectiveOp::reduce_scatter));
-        CHECK(op.bytes == T * h * 2);
+        const double full = T * h * 2;
+        if (op.op == CollectiveOp::reduce_scatter && op.bytes != full) {
+          CHECK((op.bytes == full * 3 / 4 || op.bytes == full / 4));  // pipelined halves
+        } else {
+          CHECK(op.bytes == full);
+        }
       }
     }
   }
   // Overlap on: the layers' collectives are started and waited for around their GEMMs.
   CHECK(count_ops(chunk.forward,
                   [](const WorkOp& op) { return op.kind == WorkOp::Kind::comm_start; }) == 4 * l);
+  // The overlapped GEMMs run split: fc1 in TP chunks (ring exchange), fc2 in 4 (pipeline).
+  for (const WorkOp& op : chunk.forward.ops) {
+    if (op.kind != WorkOp::Kind::compute || op.compute != ComputeKind::gemm) continue;
+    if (std::string(op.name) == "fc1") CHECK(op.gemm.count == 8);
+    if (std::string(op.name) == "fc2") CHECK(op.gemm.count == 4);
+    CHECK(op.gemm.m * op.gemm.count == T);
+  }
   // Without overlap every collective blocks the compute stream.
   Case blocking = c8;
   blocking.plan.tp_comm_overlap = false;

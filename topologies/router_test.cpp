@@ -46,7 +46,7 @@ TEST_CASE("NVLink traffic is sprayed over the NVSwitch chips by lanes", "[routin
   CHECK(caps[r.links[0].link].bandwidth.gbytes_per_s() == Approx(450));
 }
 
-TEST_CASE("same-rail traffic stays on its leaf; cross-rail goes up unless rail-aware",
+TEST_CASE("same-rail traffic stays on its leaf, cross-rail goes up unless rail-aware",
           "[routing]") {
   const Topology t = preset("dgx-h100", 16);
   Router ecmp(t, RoutingStrategy::ecmp);
@@ -58,8 +58,12 @@ TEST_CASE("same-rail traffic stays on its leaf; cross-rail goes up unless rail-a
   Router rail(t, RoutingStrategy::rail_aware);
   const auto& pxn = rail.route(0, 9);
   CHECK(count_kind(t, pxn, NodeKind::switch_, 2) == 0);
-  // PXN: the data crosses NVLink to GPU 1 first.
-  CHECK(count_kind(t, pxn, NodeKind::nvswitch, 1) == 4);
+  // GPUs 0 and 1 share a PCIe switch with NICs 0 and 1: rail 1's NIC is reached over PCIe.
+  CHECK(count_kind(t, pxn, NodeKind::nvswitch, 1) == 0);
+  // Rail 2's NIC is not: the data crosses NVLink (GPU 0's lanes to the 4 chips) to GPU 2 first.
+  const auto& nvlink_pxn = rail.route(0, 10);
+  CHECK(count_kind(t, nvlink_pxn, NodeKind::switch_, 2) == 0);
+  CHECK(count_kind(t, nvlink_pxn, NodeKind::nvswitch, 1) == 4);
 }
 
 TEST_CASE("every route conserves the flow at each node", "[routing][invariant]") {
