@@ -40,6 +40,16 @@ models::CollectiveProfile unpack(const Eigen::VectorXd& x, models::CollectivePro
   return p;
 }
 
+/// Sets parameter `index` (of kNames) of `p` to its value in `start`.
+void keep_start(size_t index, const models::CollectiveProfile& start,
+                models::CollectiveProfile& p) {
+  if (index == 0) p.nvlink_efficiency = start.nvlink_efficiency;
+  if (index == 1) p.nvls_factor = start.nvls_factor;
+  if (index == 2) p.network_efficiency = start.network_efficiency;
+  if (index == 3) p.launch_overhead = start.launch_overhead;
+  if (index == 4) p.latency_scale = start.latency_scale;
+}
+
 struct Sized {
   models::System system;
   std::unique_ptr<topologies::Router> router;
@@ -115,6 +125,9 @@ CollectiveFitResult fit_collectives(const std::string& system,
   result.profile = unpack(fit.parameters, start);
   for (size_t j = 0; j < kNames.size(); ++j) {
     (fit.unconstrained[j] ? result.not_fitted : result.fitted).push_back(kNames[j]);
+    // pack() clamps (efficiencies to [0.05, 0.99], launch overhead to >= 0.5 us): a parameter
+    // no point depends on gets its exact start value back, as documented.
+    if (fit.unconstrained[j]) keep_start(j, start, result.profile);
   }
   std::vector<double> predicted, measured;
   for (Job& job : jobs) {

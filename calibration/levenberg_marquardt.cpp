@@ -1,6 +1,7 @@
 #include "calibration/levenberg_marquardt.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace fabricsim::calibration {
 
@@ -8,7 +9,10 @@ LmResult levenberg_marquardt(const ResidualFunction& residuals, Eigen::VectorXd 
                              const LmOptions& options) {
   const Eigen::Index n = x.size();
   LmResult result;
-  result.unconstrained.assign(static_cast<size_t>(n), false);
+  // Unconstrained = frozen in every iteration. A parameter the data moved and that then stalled
+  // (at a bound of the caller's reparameterisation, say) was fitted, not left at its start.
+  result.unconstrained.assign(static_cast<size_t>(n), true);
+  std::vector<bool> frozen(static_cast<size_t>(n), false);
   Eigen::VectorXd r = residuals(x);
   double cost = r.squaredNorm();
   double lambda = options.initial_lambda;
@@ -23,11 +27,12 @@ LmResult levenberg_marquardt(const ResidualFunction& residuals, Eigen::VectorXd 
     }
     // Columns the data do not move are frozen: their normal equations would be singular.
     for (Eigen::Index j = 0; j < n; ++j) {
-      if (jacobian.col(j).norm() < 1e-9) {
-        result.unconstrained[static_cast<size_t>(j)] = true;
+      const size_t k = static_cast<size_t>(j);
+      frozen[k] = jacobian.col(j).norm() < 1e-9;
+      if (frozen[k]) {
         jacobian.col(j).setZero();
       } else {
-        result.unconstrained[static_cast<size_t>(j)] = false;
+        result.unconstrained[k] = false;
       }
     }
     const Eigen::MatrixXd jtj = jacobian.transpose() * jacobian;
@@ -37,7 +42,7 @@ LmResult levenberg_marquardt(const ResidualFunction& residuals, Eigen::VectorXd 
       Eigen::MatrixXd a = jtj;
       for (Eigen::Index j = 0; j < n; ++j) {
         a(j, j) += lambda * std::max(jtj(j, j), 1e-12);
-        if (result.unconstrained[static_cast<size_t>(j)]) a(j, j) = 1.0;
+        if (frozen[static_cast<size_t>(j)]) a(j, j) = 1.0;
       }
       const Eigen::VectorXd delta = a.ldlt().solve(-jtr);
       const Eigen::VectorXd candidate = x + delta;

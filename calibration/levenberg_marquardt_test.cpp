@@ -1,5 +1,6 @@
 #include "calibration/levenberg_marquardt.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -40,4 +41,20 @@ TEST_CASE("parameters the data cannot see are left alone", "[fit]") {
   CHECK(fit.parameters[0] == Approx(1.0));
   CHECK(fit.parameters[1] == 42);
   CHECK(fit.unconstrained[1]);
+}
+
+TEST_CASE("a parameter the data moved is fitted even when it stalls at a bound", "[fit]") {
+  // The caller clamps p[0] at 2 (as the fits bound their reparameterised values): the first step
+  // drives it past the bound, where its Jacobian column vanishes. It was fitted all the same;
+  // reporting it as unconstrained ("left at its start value") would be false.
+  auto residuals = [](const Eigen::VectorXd& p) {
+    Eigen::VectorXd r(2);
+    r << std::min(p[0], 2.0) - 5, p[1] - 1;
+    return r;
+  };
+  const LmResult fit = levenberg_marquardt(residuals, Eigen::Vector2d(0, 0));
+  CHECK(fit.parameters[0] >= 2);
+  CHECK(fit.parameters[1] == Approx(1.0));
+  CHECK_FALSE(fit.unconstrained[0]);
+  CHECK_FALSE(fit.unconstrained[1]);
 }

@@ -1,0 +1,312 @@
+// The fabricsim commands end to end, run in-process through run_cli with argv and string streams:
+// exit codes, what goes to stdout and stderr, and the shape of the JSON outputs.
+
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "calibration/profile.hpp"
+#include "tests/run_cli.hpp"
+#include "tests/scratch_dir.hpp"
+
+using namespace fabricsim;
+using fabricsim::testing::CliResult;
+using fabricsim::testing::lines_of;
+using fabricsim::testing::run_fabricsim;
+using fabricsim::testing::ScratchDir;
+
+namespace {
+
+std::string shared_case(const std::string& file) {
+  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
+}
+
+std::string measurement(const std::string& file) {
+  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/measurements/" + file;
+}
+
+/// The rows of a `collective` text table (lines not starting with '#').
+std::vector<std::vector<std::string>> table_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& line : lines_of(text)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::vector<std::string> fields;
+    for (std::string f; in >> f;)
+      fields.push_back(f);
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("cli: topology describes a 64-GPU DGX H100 cluster", "[cli]") {
+  const CliResult r = run_fabricsim({"topology", "--system", "dgx-h100", "--gpus", "64"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("dgx-h100"));
+  CHECK_THAT(r.out, Catch::Contains("64 in 8 servers, 8 scale-up domain(s) of 8"));
+  CHECK_THAT(r.out, Catch::Contains("NVLink SHARP"));
+  CHECK_THAT(r.out, Catch::Contains("fabric tier 1 (leaf)"));
+
+  const CliResult j =
+      run_fabricsim({"topology", "--system", "dgx-h100", "--gpus", "64", "--summary-json"});
+  REQUIRE(j.code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(j.out);
+  CHECK(summary.at("gpus") == 64);
+  CHECK(summary.at("servers") == 8);
+}
+
+TEST_CASE("cli: topology with an impossible GPU count names the flag", "[cli][bad-input]") {
+  const CliResult r = run_fabricsim({"topology", "--system", "dgx-h100", "--gpus", "12"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::StartsWith("fabricsim: <command line>: --gpus: "));
+  CHECK_THAT(r.err, Catch::Contains("12 GPUs"));
+  const CliResult s = run_fabricsim({"topology", "--system", "dgx-z100"});
+  CHECK(s.code == 2);
+  CHECK_THAT(s.err, Catch::Contains("--system") && Catch::Contains("dgx-h100"));
+}
+
+TEST_CASE("cli: collective prints one row per size", "[cli]") {
+  const CliResult r =
+      run_fabricsim({"collective", "--system", "dgx-h100", "--gpus", "16", "-b", "1M", "-e", "4M"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("# fabricsim collective: all_reduce over 16 of 16 GPUs of "
+                                      "dgx-h100 (2 domain(s) of 8), flow backend, ecmp routing"));
+  const auto rows = table_rows(r.out);
+  REQUIRE(rows.size() == 3);
+  const std::vector<std::string> sizes{"1048576", "2097152", "4194304"};
+  double previous_busbw = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO("row " << i);
+    REQUIRE(rows[i].size() == 8);
+    CHECK(rows[i][0] == sizes[i]);
+    CHECK(std::stod(rows[i][1]) == std::stod(sizes[i]) / 4);  // float elements
+    CHECK(rows[i][2] == "float");
+    const double time_us = std::stod(rows[i][3]);
+    const double algbw = std::stod(rows[i][4]);
+    const double busbw = std::stod(rows[i][5]);
+    CHECK(time_us > 0);
+    // nccl-tests definitions: algbw = size / time, busbw = algbw x 2(n-1)/n for all_reduce.
+    CHECK(algbw == Approx(std::stod(sizes[i]) / time_us * 1e-3).epsilon(0.01));
+    CHECK(busbw == Approx(algbw * 2 * 15 / 16).epsilon(0.01));
+    CHECK(busbw >= previous_busbw);  // bandwidth grows with the message in this range
+    previous_busbw = busbw;
+  }
+
+  const CliResult j = run_fabricsim(
+      {"collective", "--system", "dgx-h100", "--gpus", "16", "-b", "1M", "-e", "4M", "--json"});
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("ranks") == 16);
+  REQUIRE(doc.at("rows").size() == 3);
+  CHECK(doc["rows"][2]["size_bytes"] == 4194304.0);
+  CHECK(doc["rows"][2]["busbw_GBps"].get<double>() == Approx(std::stod(rows[2][5])).margin(0.006));
+}
+
+TEST_CASE("cli: collective rejects bad flags with exit code 2", "[cli][bad-input]") {
+  const CliResult size = run_fabricsim({"collective", "-b", "1 parsec"});
+  CHECK(size.code == 2);
+  CHECK_THAT(size.err, Catch::Contains("--min-bytes"));
+  const CliResult ranks = run_fabricsim({"collective", "--gpus", "8", "--ranks", "16"});
+  CHECK(ranks.code == 2);
+  CHECK_THAT(ranks.err, Catch::Contains("--ranks") && Catch::Contains("at most --gpus (8)"));
+  const CliResult unknown = run_fabricsim({"collective", "--frobnicate"});
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("frobnicate"));
+  const CliResult none = run_fabricsim({});
+  CHECK(none.code == 2);
+}
+
+TEST_CASE("cli: run simulates the default scenario", "[cli]") {
+  const CliResult r = run_fabricsim({"run"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const auto lines = lines_of(r.out);
+  REQUIRE(lines.size() > 6);
+  CHECK_THAT(lines[0], Catch::StartsWith("llama3-8b on 8 x dgx-h100"));
+  CHECK_THAT(lines[0], Catch::Contains("TP1 PP1 DP4 CP2") && Catch::Contains("flow backend"));
+  CHECK(lines[1] == "calibration: built-in profile of dgx-h100");
+  CHECK_THAT(r.out, Catch::Contains("\nstep time "));
+  CHECK_THAT(r.out, Catch::Contains("\nthroughput "));
+  CHECK_THAT(r.out, Catch::Contains("(MFU "));
+  CHECK_THAT(r.out, Catch::Contains("\nbreakdown (stage 0): compute "));
+
+  const CliResult j = run_fabricsim({"run", "--json"});
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("feasible") == true);
+  const double step = doc.at("step_time_s").get<double>();
+  CHECK(step > 0);
+  // The text rounds the same step time to 4 decimals.
+  CHECK_THAT(r.out, Catch::Contains(fmt::format("step time           {:.4f} s", step)));
+  CHECK(doc.at("mfu").get<double>() > 0.1);
+  CHECK(doc.at("mfu").get<double>() < 1.0);
+  CHECK(doc.at("scenario").at("parallelism").at("dp") == 4);
+}
+
+TEST_CASE("cli: run with a plan that does not divide exits 2 naming the path", "[cli][bad-input]") {
+  const CliResult r = run_fabricsim({"run", "--gpus", "8", "--tp", "3"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK_THAT(r.err, Catch::StartsWith("fabricsim: <scenario>: /parallelism: "));
+  CHECK_THAT(r.err, Catch::Contains("tp x pp x cp = 6 does not divide the 8 GPUs"));
+
+  const CliResult set = run_fabricsim({"run", "--set", "system/gpus=8"});
+  CHECK(set.code == 2);
+  CHECK_THAT(set.err, Catch::Contains("<command line>: --set: expected /json/pointer=value"));
+}
+
+TEST_CASE("cli: a run that does not fit in memory exits 3 with the breakdown", "[cli]") {
+  // Llama 3 70B with no model parallelism: 16 bytes of weights, gradients and Adam state per
+  // parameter under ZeRO-1 over 8 GPUs is far beyond 80 GB per GPU.
+  const CliResult r = run_fabricsim(
+      {"run", "--model", "llama3-70b", "--gpus", "8", "--cp", "1", "--global-batch", "8"});
+  INFO(r.err);
+  CHECK(r.code == 3);
+  CHECK_THAT(r.out, Catch::Contains("DOES NOT FIT"));
+  const std::regex memory(
+      R"(memory \(stage 0\): [0-9.]+ of [0-9.]+ GiB: weights [0-9.]+, gradients [0-9.]+, )"
+      R"(optimizer [0-9.]+, activations [0-9.]+ \(\d+ chunks in flight\), framework [0-9.]+)");
+  CHECK(std::regex_search(r.out, memory));
+  CHECK_THAT(r.out, Catch::Contains("\ninfeasible: "));
+  CHECK_THAT(r.out, Catch::Contains("--ignore-memory"));
+  CHECK_THAT(r.out, !Catch::Contains("step time"));
+
+  const CliResult j = run_fabricsim({"run", "--model", "llama3-70b", "--gpus", "8", "--cp", "1",
+                                     "--global-batch", "8", "--json"});
+  CHECK(j.code == 3);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("feasible") == false);
+  CHECK_FALSE(doc.contains("step_time_s"));
+  CHECK(doc.at("memory").is_object());
+}
+
+TEST_CASE("cli: validate --json reports rows and summaries with the documented keys", "[cli]") {
+  const CliResult r =
+      run_fabricsim({"validate", "--cases", shared_case("dev-collectives.json"), "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc.at("rows").is_array());
+  REQUIRE(doc["rows"].size() > 50);
+  int curve_points = 0;
+  for (const nlohmann::json& row : doc["rows"]) {
+    INFO(row.dump());
+    for (const char* key : {"id", "metric", "predicted", "measured", "error", "source", "system"}) {
+      CHECK(row.contains(key));
+    }
+    const double predicted = row.at("predicted").get<double>();
+    const double measured = row.at("measured").get<double>();
+    CHECK(predicted > 0);
+    CHECK(measured > 0);
+    CHECK(row.at("error").get<double>() == Approx((predicted - measured) / measured));
+    if (row.contains("size_bytes")) {
+      ++curve_points;
+      CHECK(row["size_bytes"].get<double>() > 0);
+    }
+  }
+  CHECK(curve_points > 0);
+  const nlohmann::json& summary = doc.at("summary");
+  const nlohmann::json& overall = summary.at("overall");
+  CHECK(overall.at("points") == doc["rows"].size());
+  CHECK(overall.at("median_abs_error").get<double>() >= 0);
+  CHECK(overall.at("max_abs_error").get<double>() >= overall.at("median_abs_error").get<double>());
+  int by_source_points = 0;
+  for (const auto& [source, s] : summary.at("by_source").items()) {
+    INFO(source);
+    by_source_points += s.at("points").get<int>();
+  }
+  CHECK(by_source_points == overall.at("points").get<int>());
+  CHECK(doc.at("skipped").is_array());
+}
+
+TEST_CASE("cli: calibrate fit writes a profile that loads", "[cli]") {
+  const ScratchDir dir("cli-calibrate");
+  const std::string out = dir.file("h200.json");
+  const CliResult r =
+      run_fabricsim({"calibrate", "fit", "--gemm", measurement("gemm_bench_h200.json"), "--nccl",
+                     measurement("nccl_bench_h200.json"), "--base", "dgx-h200", "-o", out});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("wrote " + out));
+  CHECK_THAT(r.out, Catch::Contains("collectives: "));
+  const calibration::CalibrationProfile p = calibration::load_profile(out);
+  CHECK(p.system == "dgx-h200");
+  CHECK(p.gpu == "H200-SXM");
+  CHECK(p.collective_fit.has_value());
+  CHECK(p.gemm_fit.count("bf16") == 1);
+  int from_files = 0;
+  for (const calibration::Provenance& pr : p.provenance) {
+    if (pr.file == measurement("gemm_bench_h200.json") ||
+        pr.file == measurement("nccl_bench_h200.json")) {
+      ++from_files;
+    }
+  }
+  CHECK(from_files == 2);
+  // The profile is usable by a simulation of its system.
+  const CliResult c = run_fabricsim(
+      {"collective", "--system", "dgx-h200", "-b", "1M", "-e", "1M", "--calibration", out});
+  INFO(c.err);
+  CHECK(c.code == 0);
+  CHECK(table_rows(c.out).size() == 1);
+
+  const CliResult missing = run_fabricsim({"calibrate", "fit", "--base", "dgx-h200", "-o", out});
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("--gemm/--nccl"));
+}
+
+TEST_CASE("cli: scale runs a weak-scaling study and writes JSON lines", "[cli]") {
+  const ScratchDir dir("cli-scale");
+  const std::string jsonl = dir.file("rows.jsonl");
+  const std::vector<std::string> args{"scale",      "--gpu-counts", "8,16", "--systems",
+                                      "dgx-h100",   "--mode",       "weak", "--backend",
+                                      "analytical", "--jsonl",      jsonl};
+  const CliResult r = run_fabricsim(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("# fabricsim scale: <scenario> | "));
+  CHECK_THAT(r.out, Catch::Contains("\nweak scaling on dgx-h100 (batch per replica fixed):\n"));
+  CHECK_THAT(r.out, !Catch::Contains("strong scaling"));
+  int data_rows = 0;
+  for (const std::string& line : lines_of(r.out)) {
+    std::istringstream in(line);
+    int gpus = 0;
+    if (in >> gpus && (gpus == 8 || gpus == 16)) ++data_rows;
+  }
+  CHECK(data_rows == 2);
+
+  const std::vector<std::string> lines = lines_of(testing::read_file(jsonl));
+  REQUIRE(lines.size() == 2);
+  std::vector<int> gpus;
+  for (const std::string& line : lines) {
+    const nlohmann::json row = nlohmann::json::parse(line);  // one complete document per line
+    CHECK(row.at("system") == "dgx-h100");
+    CHECK(row.at("mode") == "weak");
+    CHECK(row.at("feasible") == true);
+    gpus.push_back(row.at("gpus").get<int>());
+  }
+  CHECK((gpus == std::vector<int>{8, 16}));
+  // Weak scaling keeps the batch per replica: twice the replicas, twice the global batch.
+  const nlohmann::json first = nlohmann::json::parse(lines[0]);
+  const nlohmann::json second = nlohmann::json::parse(lines[1]);
+  CHECK(second.at("global_batch").get<int>() == 2 * first.at("global_batch").get<int>());
+  CHECK(second.at("dp").get<int>() == 2 * first.at("dp").get<int>());
+
+  // --jsonl appends.
+  REQUIRE(run_fabricsim(args).code == 0);
+  CHECK(lines_of(testing::read_file(jsonl)).size() == 4);
+
+  const CliResult bad = run_fabricsim({"scale", "--mode", "sideways"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--mode") && Catch::Contains("weak, strong or both"));
+}

@@ -1,0 +1,294 @@
+#include "tools/fabricsim/scenario.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "sim/input_error.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tools/fabricsim/scenario_options.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::tools;
+using fabricsim::testing::ScratchDir;
+
+namespace {
+
+/// The default scenario with "pointer=value" assignments applied.
+nlohmann::json scenario_doc(const std::vector<std::string>& assignments = {}) {
+  nlohmann::json doc = default_scenario_json();
+  apply_assignments(doc, assignments, "<test>");
+  return doc;
+}
+
+Scenario read(const nlohmann::json& doc, const std::string& name = "bad.json") {
+  return read_scenario(sim::JsonDocument(doc, name).root());
+}
+
+/// Reading `doc` fails in bad.json at `pointer`, with a message containing every one of `texts`.
+void check_rejected(const nlohmann::json& doc, const std::string& pointer,
+                    const std::vector<std::string>& texts) {
+  INFO("expecting " << pointer);
+  try {
+    read(doc);
+    FAIL("no InputError");
+  } catch (const sim::InputError& e) {
+    INFO(e.what());
+    CHECK(e.where() == "bad.json");
+    CHECK(e.path() == pointer);
+    for (const std::string& t : texts)
+      CHECK_THAT(e.message(), Catch::Contains(t));
+    // The one-line form the CLI prints starts with the location.
+    CHECK_THAT(std::string(e.what()), Catch::StartsWith("bad.json: " + pointer + ": "));
+  }
+}
+
+void check_assignments_rejected(const std::vector<std::string>& assignments,
+                                const std::string& pointer, const std::vector<std::string>& texts) {
+  INFO("assignments: " << nlohmann::json(assignments).dump());
+  check_rejected(scenario_doc(assignments), pointer, texts);
+}
+
+}  // namespace
+
+TEST_CASE("the default scenario reads as documented", "[scenario]") {
+  const Scenario s = read(default_scenario_json(), "<scenario>");
+  CHECK(s.source == "<scenario>");
+  CHECK(s.system == "dgx-h100");
+  CHECK(s.gpus == 8);
+  CHECK(s.model.name == "llama3-8b");
+  CHECK(s.plan.tp == 1);
+  CHECK(s.plan.pp == 1);
+  CHECK(s.plan.cp == 2);
+  CHECK(s.plan.dp == 4);  // what tp x pp x cp leaves of 8 GPUs
+  CHECK(s.plan.micro_batch == 1);
+  CHECK(s.plan.zero == 1);
+  CHECK(s.plan.recompute == models::Recompute::selective);
+  CHECK(s.training.seq_len == 8192);
+  CHECK(s.training.global_batch == 64);
+  CHECK(s.training.precision == topologies::Precision::bf16);
+  CHECK(s.simulation.backend == models::Backend::flow);
+  CHECK(s.calibration.empty());
+}
+
+TEST_CASE("malformed scenario JSON names the file, line and column", "[scenario][bad-input]") {
+  const ScratchDir dir("scenario-malformed");
+  const std::string path =
+      dir.write("broken.json", "{\n  \"system\": {\"preset\": \"dgx-h100\", \"gpus\": 8,},\n}\n");
+  try {
+    ScenarioOptions().scenario(path);
+    FAIL("no InputError");
+  } catch (const sim::InputError& e) {
+    INFO(e.what());
+    CHECK(e.where() == path);
+    CHECK_THAT(e.path(), Catch::StartsWith("line 2, column "));
+    CHECK_THAT(e.message(), Catch::Contains("malformed JSON"));
+  }
+  try {
+    ScenarioOptions().scenario(dir.file("missing.json"));
+    FAIL("no InputError");
+  } catch (const sim::InputError& e) {
+    CHECK(e.where() == dir.file("missing.json"));
+    CHECK_THAT(e.message(), Catch::Contains("cannot open file"));
+  }
+}
+
+TEST_CASE("unknown scenario keys are named at every level", "[scenario][bad-input]") {
+  SECTION("top level") {
+    check_assignments_rejected({"/trainig={\"seq_len\": 4096}"}, "/trainig",
+                               {"unknown key 'trainig'", "training", "parallelism"});
+  }
+  SECTION("/system") {
+    check_assignments_rejected({"/system/gpu=8"}, "/system/gpu", {"unknown key 'gpu'", "gpus"});
+  }
+  SECTION("/system/fabric") {
+    check_assignments_rejected({"/system/gpus=16", "/system/fabric/nic_speed=\"400 Gbps\""},
+                               "/system/fabric/nic_speed",
+                               {"unknown key 'nic_speed'", "nic_bandwidth"});
+  }
+  SECTION("/parallelism") {
+    check_assignments_rejected({"/parallelism/tensor_parallel=2"}, "/parallelism/tensor_parallel",
+                               {"unknown key 'tensor_parallel'", "tp"});
+  }
+  SECTION("/training") {
+    check_assignments_rejected({"/training/batch=64"}, "/training/batch",
+                               {"unknown key 'batch'", "global_batch"});
+  }
+  SECTION("/model") {
+    check_assignments_rejected({"/model/hiden=4096"}, "/model/hiden",
+                               {"unknown key 'hiden'", "hidden"});
+  }
+  SECTION("/simulation") {
+    check_assignments_rejected({"/simulation/backnd=\"flow\""}, "/simulation/backnd",
+                               {"unknown key 'backnd'", "backend"});
+  }
+}
+
+TEST_CASE("missing required scenario fields are named", "[scenario][bad-input]") {
+  nlohmann::json doc = scenario_doc();
+  doc["system"].erase("gpus");
+  check_rejected(doc, "/system/gpus", {"missing required field"});
+  doc = scenario_doc();
+  doc["training"].erase("global_batch");
+  check_rejected(doc, "/training/global_batch", {"missing required field"});
+  doc = scenario_doc();
+  doc.erase("parallelism");
+  check_rejected(doc, "/parallelism", {"missing required field"});
+  // A full model (no preset) must give every size.
+  check_assignments_rejected({"/model={\"name\": \"mine\", \"layers\": 4, \"hidden\": 1024}"},
+                             "/model/heads", {"missing required field"});
+}
+
+TEST_CASE("bad units in a scenario are named with the expected form", "[scenario][bad-input]") {
+  check_assignments_rejected({"/system/gpus=16", "/system/fabric/nic_bandwidth=400 Gbs"},
+                             "/system/fabric/nic_bandwidth",
+                             {"expected a bandwidth", "'400 Gbs'", "'Gbs'"});
+  check_assignments_rejected({"/system/gpus=16", "/system/fabric/nic_bandwidth=400"},
+                             "/system/fabric/nic_bandwidth", {"written as a string with its unit"});
+  check_assignments_rejected({"/system/nvlink/link_bandwidth=fast"},
+                             "/system/nvlink/link_bandwidth", {"expected a bandwidth", "'fast'"});
+  check_assignments_rejected({"/parallelism/bucket_size=40 MiBs"}, "/parallelism/bucket_size",
+                             {"'40 MiBs'", "'MiBs'"});
+}
+
+TEST_CASE("unknown presets list the known ones", "[scenario][bad-input]") {
+  check_assignments_rejected({"/system/preset=dgx-h1000"}, "/system/preset",
+                             {"expected one of", "dgx-h100", "gb200-nvl72", "\"dgx-h1000\""});
+  check_assignments_rejected({"/model/preset=llama9-1t"}, "/model/preset",
+                             {"a model preset", "llama3-8b", "\"llama9-1t\""});
+  check_assignments_rejected({"/training/precision=tf32"}, "/training/precision",
+                             {"one of bf16, fp16, fp8, mxfp8, nvfp4"});
+  check_assignments_rejected({"/parallelism/recompute=some"}, "/parallelism/recompute",
+                             {"one of none, selective, full"});
+  check_assignments_rejected({"/simulation/backend=fast"}, "/simulation/backend",
+                             {"flow", "analytical"});
+}
+
+TEST_CASE("zero and negative sizes are rejected where they are written", "[scenario][bad-input]") {
+  check_assignments_rejected({"/system/gpus=0"}, "/system/gpus", {"a positive integer", "got 0"});
+  check_assignments_rejected({"/parallelism/tp=-2"}, "/parallelism/tp",
+                             {"a positive integer", "got -2"});
+  check_assignments_rejected({"/parallelism/micro_batch=0"}, "/parallelism/micro_batch",
+                             {"a positive integer"});
+  check_assignments_rejected({"/training/global_batch=0"}, "/training/global_batch",
+                             {"a positive integer"});
+  check_assignments_rejected({"/training/seq_len=-8192"}, "/training/seq_len",
+                             {"a positive integer"});
+  check_assignments_rejected({"/model/layers=0"}, "/model/layers", {"a positive integer", "got 0"});
+  check_assignments_rejected({"/parallelism/zero=4"}, "/parallelism/zero", {"a ZeRO stage 0..3"});
+}
+
+TEST_CASE("plans that do not divide name the field and the numbers", "[scenario][bad-input]") {
+  SECTION("GPU count not a multiple of tp x pp x cp") {
+    check_assignments_rejected({"/parallelism/tp=3"}, "/parallelism",
+                               {"tp x pp x cp = 6", "does not divide the 8 GPUs"});
+  }
+  SECTION("an explicit dp that does not match the GPUs") {
+    check_assignments_rejected({"/parallelism/dp=3"}, "/parallelism",
+                               {"1 x 2 x 3 x 1 = 6", "does not match the 8 GPUs"});
+  }
+  SECTION("attention heads not divisible by tp") {
+    // 20 heads of 128 (an explicit head_dim, so hidden need not divide) over tp = 8.
+    check_assignments_rejected({"/model/heads=20", "/model/kv_heads=4", "/model/head_dim=128",
+                                "/parallelism/tp=8", "/parallelism/cp=1"},
+                               "/parallelism/tp", {"20 attention heads do not divide by tp = 8"});
+  }
+  SECTION("global batch not divisible by dp x micro_batch") {
+    check_assignments_rejected({"/training/global_batch=6"}, "/training/global_batch",
+                               {"global batch of 6 sequences", "dp x micro_batch = 4 x 1"});
+    check_assignments_rejected({"/parallelism/micro_batch=4", "/training/global_batch=8"},
+                               "/training/global_batch", {"dp x micro_batch = 4 x 4"});
+  }
+  SECTION("a GPU count the system cannot be built with") {
+    check_assignments_rejected({"/system/gpus=12"}, "/system/gpus",
+                               {"12 GPUs", "8 GPUs per server"});
+  }
+}
+
+TEST_CASE("impossible fabrics are rejected with the field at fault", "[scenario][bad-input]") {
+  SECTION("leaf radix too small") {
+    // Read by build_cluster, which reports the spec field; the scenario maps it to /system.
+    check_assignments_rejected({"/system/gpus=64", "/system/fabric/radix=4"}, "/system",
+                               {"radix is too small", "radix 4", "scale_out/radix"});
+  }
+  SECTION("zero NIC bandwidth") {
+    check_assignments_rejected({"/system/gpus=16", "/system/fabric/nic_bandwidth=0 Gbps"},
+                               "/system/fabric/nic_bandwidth", {"a positive bandwidth"});
+  }
+  SECTION("zero NVLink bandwidth") {
+    check_assignments_rejected({"/system/nvlink/link_bandwidth=0 GB/s"},
+                               "/system/nvlink/link_bandwidth", {"a positive bandwidth"});
+  }
+  SECTION("fabric overrides on a system without that fabric part") {
+    check_assignments_rejected({"/system/preset=generic-h100-pcie-eth", "/system/nvlink/nvls=true"},
+                               "/system/nvlink", {"no NVLink domain"});
+  }
+}
+
+TEST_CASE("malformed --set assignments are rejected with the assignment", "[scenario][bad-input]") {
+  nlohmann::json doc = default_scenario_json();
+  const nlohmann::json before = doc;
+  for (const std::string bad : {"system/gpus=16", "/system/gpus", "", "gpus"}) {
+    INFO("'" << bad << "'");
+    try {
+      apply_assignments(doc, {bad}, "<command line>");
+      FAIL("no InputError");
+    } catch (const sim::InputError& e) {
+      CHECK(e.where() == "<command line>");
+      CHECK(e.path() == "--set");
+      CHECK(e.message() == "expected /json/pointer=value, got '" + bad + "'");
+    }
+  }
+  // A pointer through a value that is not an object or array.
+  try {
+    apply_assignments(doc, {"/system/gpus/count=2"}, "<command line>");
+    FAIL("no InputError");
+  } catch (const sim::InputError& e) {
+    CHECK(e.where() == "<command line>");
+    CHECK(e.path() == "/system/gpus/count");
+    CHECK_THAT(e.message(), Catch::Contains("cannot set this field"));
+  }
+  CHECK(doc == before);
+}
+
+TEST_CASE("apply_assignments sets nested values, JSON or bare strings", "[scenario]") {
+  nlohmann::json doc = default_scenario_json();
+  apply_assignments(doc,
+                    {"/system/gpus=16", "/system/preset=dgx-b200", "/training/precision=\"fp8\"",
+                     "/parallelism/sequence_parallel=true", "/system/fabric/nic_bandwidth=400 Gbps",
+                     "/model/moe={\"experts\": 8, \"top_k\": 2}", "/notes/deep/list=[1, 2.5]",
+                     "/comment=", "/tag=\"16\"", "/equation=a=b", "/a~1b=null"},
+                    "<test>");
+  CHECK(doc["system"]["gpus"] == 16);
+  CHECK(doc["system"]["gpus"].is_number_integer());
+  CHECK(doc["system"]["preset"] == "dgx-b200");  // not JSON: taken as a string
+  CHECK(doc["training"]["precision"] == "fp8");  // a JSON string
+  CHECK(doc["parallelism"]["sequence_parallel"] == true);
+  CHECK(doc["system"]["fabric"]["nic_bandwidth"] == "400 Gbps");
+  CHECK(doc["model"]["moe"] == nlohmann::json::parse(R"({"experts": 8, "top_k": 2})"));
+  CHECK(doc["model"]["preset"] == "llama3-8b");                              // siblings are kept
+  CHECK(doc["notes"]["deep"]["list"] == nlohmann::json::parse("[1, 2.5]"));  // parents created
+  CHECK(doc["comment"] == "");
+  CHECK(doc["tag"] == "16");
+  CHECK(doc["tag"].is_string());
+  CHECK(doc["equation"] == "a=b");  // split at the first '='
+  CHECK(doc.contains("a/b"));       // RFC 6901 escape
+  CHECK(doc["a/b"].is_null());
+  // Later assignments override earlier ones.
+  apply_assignments(doc, {"/system/gpus=8", "/system/gpus=32"}, "<test>");
+  CHECK(doc["system"]["gpus"] == 32);
+  // Array elements by index.
+  apply_assignments(doc, {"/scale/systems/1=gb200-nvl72"}, "<test>");
+  CHECK(doc["scale"]["systems"][1] == "gb200-nvl72");
+}
+
+TEST_CASE("flags and --set give the same scenario", "[scenario]") {
+  nlohmann::json doc = scenario_doc({"/system/gpus=16", "/parallelism/tp=2", "/parallelism/cp=1"});
+  const Scenario s = read(doc, "<scenario>");
+  CHECK(s.gpus == 16);
+  CHECK(s.plan.tp == 2);
+  CHECK(s.plan.dp == 8);
+  CHECK(s.plan.gpus() == 16);
+  const nlohmann::json summary = scenario_summary_json(s);
+  CHECK(summary["parallelism"]["dp"] == 8);
+  CHECK(summary["gpus"] == 16);
+  CHECK(summary["training"]["seq_len"] == 8192);
+}
