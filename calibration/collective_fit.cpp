@@ -18,6 +18,12 @@ namespace {
 double logit(double x) { return std::log(x / (1 - x)); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
+/// Smallest |d log(time) / d parameter| at some point for a parameter to count as fitted.
+constexpr double kMinSensitivity = 0.01;
+/// Weight of the prior residual (x - start) per parameter, in log/logit units: moving a parameter
+/// by a factor e costs as much as one point missing by 1%.
+constexpr double kPriorWeight = 0.01;
+
 const std::vector<std::string> kNames{"nvlink_efficiency", "nvls_factor", "network_efficiency",
                                       "launch_overhead", "latency_scale"};
 
@@ -119,15 +125,36 @@ CollectiveFitResult fit_collectives(const std::string& system,
     }
     return r;
   };
+  // A weak prior keeps every parameter near its start unless the data ask otherwise (a MAP fit):
+  // without it, terms few points depend on (latencies of a data set with only large messages)
+  // drift to a bound on noise.
+  const Eigen::VectorXd x0 = pack(start);
+  const auto n = static_cast<Eigen::Index>(jobs.size());
+  const auto k = static_cast<Eigen::Index>(kNames.size());
+  auto with_prior = [&](const Eigen::VectorXd& x) {
+    Eigen::VectorXd r(n + k);
+    r << residuals(x), kPriorWeight * (x - x0);
+    return r;
+  };
   LmOptions options;
   options.max_iterations = 60;
-  const LmResult fit = levenberg_marquardt(residuals, pack(start), options);
+  const LmResult fit = levenberg_marquardt(with_prior, x0, options);
   result.profile = unpack(fit.parameters, start);
+  // Reported as fitted: parameters that move some point's time by at least 1% of their own (log
+  // or logit) change at the solution; the others keep their exact start value.
+  std::vector<bool> fitted(kNames.size(), false);
+  const Eigen::VectorXd r1 = residuals(fit.parameters);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    Eigen::VectorXd x = fit.parameters;
+    const double h = 1e-3;
+    x[j] += h;
+    fitted[static_cast<size_t>(j)] = ((residuals(x) - r1) / h).cwiseAbs().maxCoeff() >= kMinSensitivity;
+  }
   for (size_t j = 0; j < kNames.size(); ++j) {
-    (fit.unconstrained[j] ? result.not_fitted : result.fitted).push_back(kNames[j]);
+    (fitted[j] ? result.fitted : result.not_fitted).push_back(kNames[j]);
     // pack() clamps (efficiencies to [0.05, 0.99], launch overhead to >= 0.5 us): a parameter
-    // no point depends on gets its exact start value back, as documented.
-    if (fit.unconstrained[j]) keep_start(j, start, result.profile);
+    // the data do not constrain gets its exact start value back, as documented.
+    if (!fitted[j]) keep_start(j, start, result.profile);
   }
   std::vector<double> predicted, measured;
   for (Job& job : jobs) {
