@@ -37,9 +37,10 @@ Eigen::VectorXd pack(const models::CollectiveProfile& p) {
 }
 
 models::CollectiveProfile unpack(const Eigen::VectorXd& x, models::CollectiveProfile p) {
-  p.nvlink_efficiency = sigmoid(x[0]);
-  p.nvls_factor = sigmoid(x[1]);
-  p.network_efficiency = sigmoid(x[2]);
+  // Efficiencies stay within [0.7%, 99.3%] however far a trial step goes.
+  p.nvlink_efficiency = sigmoid(std::clamp(x[0], -5.0, 5.0));
+  p.nvls_factor = sigmoid(std::clamp(x[1], -5.0, 5.0));
+  p.network_efficiency = sigmoid(std::clamp(x[2], -5.0, 5.0));
   // Bounded so that a wild Levenberg-Marquardt trial step stays a finite, physical profile.
   p.launch_overhead = sim::Time::from_us(std::exp(std::clamp(x[3], -5.0, 7.0)));
   p.latency_scale = std::exp(std::clamp(x[4], -5.0, 3.0));

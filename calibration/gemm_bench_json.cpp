@@ -79,8 +79,15 @@ MeasurementSet import_gemm_bench_json(const JsonValue& root) {
 
   MeasurementSet set;
   const JsonValue rows = need(r, "rows", "an array of results");
+  int skipped = 0;
   for (const JsonValue& row : rows.as_array()) {
     ObjectReader rr = row.as_object();
+    // A shape the tool could not run (e.g. fp8 on an A100) has null times and says why.
+    if (rr.has("skipped")) {
+      rr.required("skipped").as_string();
+      ++skipped;
+      continue;
+    }
     check_closed_keys(rr, kRowKeys);
     GemmMeasurement g;
     g.m = need(rr, "m", "a positive integer").as_positive_int();
@@ -121,8 +128,9 @@ MeasurementSet import_gemm_bench_json(const JsonValue& root) {
   p.gpu_name = gpu_name;
   p.versions = join(versions, "; ");
   p.date = date;
-  p.notes = fmt::format("{} rows; {} iterations after {} warm-up; rotating buffer {} bytes",
-                        set.gemms.size(), iters, warmup, rotating);
+  p.notes = fmt::format("{} rows ({} skipped by the tool); {} iterations after {} warm-up; "
+                        "rotating buffer {} bytes",
+                        set.gemms.size(), skipped, iters, warmup, rotating);
   if (!details.empty()) p.notes += "; " + details;
   set.provenance.push_back(std::move(p));
   return set;

@@ -54,8 +54,9 @@ NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
   }
   s.bw_intra = intra_total / s.channels;
   s.bw_inter = s.nodes > 1 ? inter_total / s.channels : s.bw_intra;
-  s.nvls = t.info().nvls && s.nvlink && group.ppn > 1;
-  s.collnet = collnet && t.info().collnet;
+  // NCCL enables NVLS and CollNet only when every node contributes the same number of GPUs.
+  s.nvls = t.info().nvls && s.nvlink && group.ppn > 1 && group.uniform;
+  s.collnet = collnet && t.info().collnet && group.uniform;
   return s;
 }
 

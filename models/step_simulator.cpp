@@ -49,6 +49,7 @@ class Communicator {
 
   bool flow() const { return options_.backend == Backend::flow; }
   sim::Network* network() { return network_.get(); }
+  sim::FlowNetwork* flow_network() { return network_.get(); }
   topologies::Router& router() { return router_; }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
@@ -195,7 +196,7 @@ class Communicator {
   topologies::Router router_;
   std::vector<sim::LinkCapacity> capacities_;
   std::vector<double> usable_;
-  std::unique_ptr<sim::Network> network_;
+  std::unique_ptr<sim::FlowNetwork> network_;
   std::unique_ptr<CollectiveRunner> runner_;
   std::map<std::tuple<int, int, double, uint32_t>, Time> durations_;
   std::map<std::tuple<int, int, double, int>, Time> by_rank_;
@@ -294,7 +295,7 @@ struct Engine {
       text = name;
     }
     trace->push_back({std::move(text), fmt::format("stage {} rank {} {}", r.stage, r.rank, track),
-                      r.stage, start.us(), (end - start).us()});
+                      r.stage, start.us(), (end - start).us(), std::nullopt});
   }
 
   static std::string comm_name(GroupKind kind, CollectiveOp op) {
@@ -798,6 +799,18 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
     engine.by_rank[rank] = run.get();
     engine.ranks.push_back(std::move(run));
   }
+  // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
+  std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
+  if (options.trace && comm.flow()) {
+    comm.flow_network()->set_link_rate_observer([&link_rates](sim::LinkId l, sim::Time t, double rate) {
+      auto& series = link_rates[static_cast<topologies::LinkId>(l)];
+      if (!series.empty() && series.back().first == t.us()) {
+        series.back().second = rate;
+      } else if (series.empty() || series.back().second != rate) {
+        series.emplace_back(t.us(), rate);
+      }
+    });
+  }
   for (auto& r : engine.ranks) engine.start(*r);
   simulation.run();
 
@@ -862,6 +875,17 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
       result.busiest_links.push_back({t.resource_name(id),
                                       std::string(topologies::to_string(t.resource_kind(id))),
                                       net->link_bytes()[use[i].second], use[i].first});
+      const auto series = link_rates.find(id);
+      if (series == link_rates.end()) continue;
+      for (const auto& [at_us, rate] : series->second) {
+        TraceEvent e;
+        e.name = "GB/s";
+        e.track = "link " + t.resource_name(id);
+        e.pid = plan.pp;  // after the stages' processes
+        e.start_us = at_us;
+        e.value = rate * 1e-9;
+        trace.push_back(std::move(e));
+      }
     }
   }
   result.trace = std::move(trace);
@@ -871,7 +895,15 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
 nlohmann::json trace_to_json(const StepResult& result) {
   nlohmann::json events = nlohmann::json::array();
   std::map<std::string, int> tids;
+  std::set<int> named;
   for (const TraceEvent& e : result.trace) {
+    if (named.insert(e.pid).second) {
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", e.pid},
+                        {"args", {{"name", e.value ? std::string("links")
+                                                   : fmt::format("stage {}", e.pid)}}}});
+    }
     const auto [it, inserted] = tids.emplace(e.track, static_cast<int>(tids.size()));
     if (inserted) {
       events.push_back({{"name", "thread_name"},
@@ -879,6 +911,14 @@ nlohmann::json trace_to_json(const StepResult& result) {
                         {"pid", e.pid},
                         {"tid", it->second},
                         {"args", {{"name", e.track}}}});
+    }
+    if (e.value) {
+      events.push_back({{"name", e.track},
+                        {"ph", "C"},
+                        {"pid", e.pid},
+                        {"ts", e.start_us},
+                        {"args", {{e.name, *e.value}}}});
+      continue;
     }
     events.push_back({{"name", e.name},
                       {"ph", "X"},

@@ -12,6 +12,7 @@
 // collectives start when all their members arrive; tests compare the two.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,12 @@ struct LinkUse {
 
 struct TraceEvent {
   std::string name;
-  std::string track;  ///< "stage 3 compute", "link leaf0>spine1"
+  std::string track;  ///< "stage 3 rank 24 compute", "link leaf0>spine1"
   int pid = 0;
   double start_us = 0;
   double duration_us = 0;
+  /// Counter samples (a busy link's rate in GB/s from start_us on) instead of intervals.
+  std::optional<double> value;
 };
 
 struct StepResult {
@@ -78,7 +81,8 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
                          const Workload& workload, const ParallelPlan& plan,
                          const StepOptions& options);
 
-/// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and per busy link.
+/// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
+/// link (its rate in GB/s over time, flow backend).
 nlohmann::json trace_to_json(const StepResult& result);
 
 }  // namespace fabricsim::models

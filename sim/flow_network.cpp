@@ -105,6 +105,16 @@ void FlowNetwork::solve() {
   stats_.solved_flows += component_flows_.size();
   progressive_filling();
   apply_new_rates();
+  if (observer_) {
+    for (LinkId l : component_links_) {
+      double rate = 0;
+      for (const Member& m : links_[l].members) {
+        const Flow& f = flows_[m.flow];
+        rate += f.rate * f.links[m.incidence].fraction;
+      }
+      observer_(l, simulation_.now(), rate);
+    }
+  }
 }
 
 void FlowNetwork::collect_component() {
@@ -214,8 +224,9 @@ void FlowNetwork::apply_new_rates() {
     f.rate = f.new_rate;
     ++f.version;
     if (f.rate <= 0) continue;
-    const Time finish = simulation_.now() +
-                        transfer_time(Bytes::of(f.remaining), Bandwidth::bytes_per_s(f.rate));
+    // A rate too small to finish within the time range never completes (saturates).
+    const Time finish = saturating_add(
+        simulation_.now(), transfer_time(Bytes::of(f.remaining), Bandwidth::bytes_per_s(f.rate)));
     completions_.push_back(Completion{finish.ps(), fi, f.version});
     std::push_heap(completions_.begin(), completions_.end(), completion_later);
   }

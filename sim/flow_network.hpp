@@ -5,6 +5,7 @@
 // so a burst of flows starting (or finishing) together costs one solve.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/network.hpp"
@@ -32,6 +33,11 @@ class FlowNetwork final : public Network {
   std::vector<FlowRate> active_flow_rates() const;
   /// Usable capacity (bandwidth x efficiency) of a link, bytes per second.
   double usable_capacity(LinkId link) const { return links_[link].usable; }
+
+  /// Called after every re-solve with the new total rate (bytes per second) of each link whose
+  /// flows were re-solved: a link's rate as a step function of time (traces).
+  using LinkRateObserver = std::function<void(LinkId, Time, double)>;
+  void set_link_rate_observer(LinkRateObserver observer) { observer_ = std::move(observer); }
 
  private:
   struct Incidence {
@@ -68,6 +74,7 @@ class FlowNetwork final : public Network {
     double denom = 0;      ///< sum of weight x fraction over the link's unfixed flows
     uint32_t unfixed = 0;
   };
+  LinkRateObserver observer_;
   struct Completion {
     int64_t time;
     uint32_t flow;

@@ -42,9 +42,7 @@ class Simulation {
   EventId schedule_at(Time at, Callback callback);
   /// Schedules `callback` `delay` after now.
   EventId schedule_in(Time delay, Callback callback) {
-    // Saturate instead of overflowing: an "infinite" delay is Time::max().
-    const Time at = delay > Time::max() - now_ ? Time::max() : now_ + delay;
-    return schedule_at(at, std::move(callback));
+    return schedule_at(saturating_add(now_, delay), std::move(callback));
   }
   /// Cancels a pending event. Returns false if it already ran or was cancelled.
   bool cancel(EventId id);

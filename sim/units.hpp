@@ -157,6 +157,9 @@ inline Time ceil_seconds(double s) {
 }
 }  // namespace detail
 
+/// a + b for non-negative durations, saturating at Time::max() ("never") instead of overflowing.
+inline Time saturating_add(Time a, Time b) { return b > Time::max() - a ? Time::max() : a + b; }
+
 /// Time to move `bytes` at `rate`, rounded up to the next picosecond. Every byte/bandwidth
 /// conversion in the simulator goes through here so that different backends agree exactly.
 inline Time transfer_time(Bytes bytes, Bandwidth rate) {

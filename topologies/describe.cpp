@@ -69,7 +69,8 @@ TopologySummary summarize(const Topology& t) {
     }
     s.scale_out_tiers.push_back(ts);
   }
-  s.scale_out_bisection_gbytes_per_s = tiers.size() > 1 ? injection / 2 * ratio : 0;
+  // A single switch is a crossbar: half the NICs can send to the other half at line rate.
+  s.scale_out_bisection_gbytes_per_s = tiers.empty() ? 0 : injection / 2 * ratio;
   // Per-GPU bandwidth from GPU 0's links (every preset is uniform).
   const NodeId g0 = t.gpu(0);
   for (LinkId l : t.out_links(g0)) {

@@ -42,9 +42,11 @@ class CalibrateCommand final : public Command {
     app_->require_subcommand(1);
     fit_ = app_->add_subcommand(
         "fit", "Fit a profile from GEMM and NCCL measurements (formats detected from content)");
-    fit_->add_option("--gemm", gemm_files_, "GEMM measurements (bench JSON, CSV, case file)");
+    fit_->add_option("--gemm", gemm_files_, "GEMM measurements (bench JSON, CSV, case file)")
+        ->allow_extra_args(false);
     fit_->add_option("--nccl", nccl_files_, "Collective measurements (nccl-tests log, bench JSON, "
-                                            "case file)");
+                                            "case file)")
+        ->allow_extra_args(false);
     fit_->add_option("--base", base_, "System preset the measurements were taken on")->required();
     fit_->add_option("--output,-o", output_, "Profile to write")->required();
     fit_->add_option("--holdout", holdout_,
@@ -115,9 +117,15 @@ class CalibrateCommand final : public Command {
       throw sim::InputError(kCommandLine, "--start",
                             fmt::format("expected builtin or defaults, got '{}'", start_));
     }
-    const calibration::CalibrationProfile start =
+    calibration::CalibrationProfile start =
         start_ == "builtin" ? calibration::profile_for(base_, system.gpu)
                             : calibration::default_profile(base_, system.gpu);
+    // The start's own notes and fit qualities describe another fit.
+    start.notes = {fmt::format("fitted by `fabricsim calibrate fit`, starting from the {} profile "
+                               "of {}",
+                               start_ == "builtin" ? "built-in" : "default", base_)};
+    start.gemm_fit.clear();
+    start.collective_fit.reset();
     calibration::ProfileFitOptions options;
     options.created = date_.empty() ? today() : date_;
     options.gemm_by_gpu = true;
@@ -129,11 +137,13 @@ class CalibrateCommand final : public Command {
     out << fmt::format("wrote {} ({} provenance entries)\n", output_, fitted.provenance.size());
     for (const auto& [dtype, q] : fitted.gemm_fit) {
       out << fmt::format("  GEMM {}: {} points, R^2 {:.3f}, median error {:.1f}%, max {:.1f}%, "
-                         "cross-validated median {:.1f}%\n",
+                         "cross-validated median {}\n",
                          dtype, q.points, q.r2, 100 * q.median_rel_error, 100 * q.max_rel_error,
-                         q.cv_median_rel_error < 0 ? -1.0 : 100 * q.cv_median_rel_error);
+                         q.cv_median_rel_error < 0
+                             ? std::string("n/a (too few points)")
+                             : fmt::format("{:.1f}%", 100 * q.cv_median_rel_error));
     }
-    if (fitted.collective_fit && !nccl_files_.empty()) {
+    if (fitted.collective_fit) {
       const auto& q = *fitted.collective_fit;
       out << fmt::format("  collectives: {} points, median busbw error {:.1f}%, max {:.1f}%\n",
                          q.points, 100 * q.median_rel_error, 100 * q.max_rel_error);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/cli_options.hpp"
@@ -37,11 +38,12 @@ class CollectiveCommand final : public Command {
     app_->add_flag("--collnet", collnet_, "Enable CollNet/SHARP (NCCL_COLLNET_ENABLE=1)");
     app_->add_flag("--json", json_, "Print the rows as JSON");
     app_->add_flag("--csv", csv_, "Print the rows as CSV");
-    app_->add_option("--output,-o", output_, "Also write the rows (JSON or CSV by extension)");
+    app_->add_option("--output,-o", output_, "Also write the rows: CSV if the name ends in .csv, else JSON");
     add_profile_option(*app_, calibration_);
   }
 
   int run(std::ostream& out, std::ostream&) override {
+    if (json_ && csv_) throw sim::InputError(kCommandLine, "--csv", "give either --json or --csv");
     const models::System system = system_from_flags(system_, gpus_);
     const int ranks = ranks_ > 0 ? ranks_ : gpus_;
     if (ranks > gpus_) {
@@ -90,11 +92,15 @@ class CollectiveCommand final : public Command {
     nlohmann::json rows = nlohmann::json::array();
     for (double size = min_bytes; size <= max_bytes * (1 + 1e-12); size *= factor_) {
       request.size_bytes = std::floor(size);
-      const models::CollectiveResult r =
-          models::simulate_collective(system, profile, router, request, backend);
+      models::CollectiveResult r;
+      try {
+        r = models::simulate_collective(system, profile, router, request, backend);
+      } catch (const models::AlgorithmUnavailable& e) {
+        throw sim::InputError(kCommandLine, request.algorithm ? "--algo" : "--op", e.what());
+      }
       const double count = std::floor(request.size_bytes / 4);
-      nlohmann::json row = {{"size_bytes", request.size_bytes},
-                            {"count", count},
+      nlohmann::json row = {{"size_bytes", static_cast<int64_t>(request.size_bytes)},
+                            {"count", static_cast<int64_t>(count)},
                             {"type", "float"},
                             {"time_us", r.time.us()},
                             {"algbw_GBps", r.algbw_GBps},
@@ -126,7 +132,18 @@ class CollectiveCommand final : public Command {
     if (!output_.empty()) {
       std::ofstream file(output_);
       if (!file) throw sim::InputError(output_, "", "cannot open file for writing");
-      file << doc.dump(2) << "\n";
+      if (output_.ends_with(".csv")) {
+        file << "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
+        for (const nlohmann::json& row : rows) {
+          file << fmt::format("{},{},float,{:.3f},{:.3f},{:.3f},{},{}\n",
+                              row["size_bytes"].get<int64_t>(), row["count"].get<int64_t>(),
+                              row["time_us"].get<double>(), row["algbw_GBps"].get<double>(),
+                              row["busbw_GBps"].get<double>(), row["algorithm"].get<std::string>(),
+                              row["protocol"].get<std::string>());
+        }
+      } else {
+        file << doc.dump(2) << "\n";
+      }
     }
     return 0;
   }

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 
@@ -42,9 +43,11 @@ class ScaleCommand final : public Command {
                      "embedded Llama 3 8B study on three systems)");
     options_.add_to(*app_);
     app_->add_option("--systems", systems_, "System presets to compare (comma separated)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
     app_->add_option("--gpu-counts", counts_, "GPU counts, ascending (comma separated)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
     app_->add_option("--max-gpus", max_gpus_, "Run 8, 16, 32, ... up to this many GPUs");
     app_->add_option("--mode", mode_, "weak, strong or both");
     app_->add_option("--strong-global-batch", strong_batch_,
@@ -90,7 +93,9 @@ class ScaleCommand final : public Command {
     } else {
       out << "\n" << scaling_summary_text(rows, kNearLinear);
     }
-    return 0;
+    const bool any_feasible =
+        std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) { return r.feasible; });
+    return any_feasible ? 0 : 3;
   }
 
  private:
@@ -106,6 +111,9 @@ class ScaleCommand final : public Command {
       scale["gpus"] = counts_;
     }
     if (max_gpus_ > 0) {
+      if (!counts_.empty()) {
+        throw sim::InputError(kCommandLine, "--max-gpus", "give either --gpu-counts or --max-gpus");
+      }
       scale.erase("gpus");
       scale["max_gpus"] = max_gpus_;
     }

@@ -148,6 +148,12 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         try {
           report = run_training(read_scenario(sim::JsonDocument(doc, source).root()));
         } catch (const sim::InputError& e) {
+          // What depends on the size makes the size infeasible; anything else is the user's to
+          // fix and stops the study.
+          const std::string& path = e.path();
+          const bool size_dependent = path.starts_with("/parallelism") || path.starts_with("/system") ||
+                                      path.starts_with("/training/global_batch");
+          if (!size_dependent) throw;
           emit(infeasible_row(row, e.message()));
           continue;
         }

@@ -19,7 +19,7 @@ nlohmann::json default_scenario_json() {
     "training": {"task": "pretrain", "precision": "bf16", "seq_len": 8192, "global_batch": 64},
     "simulation": {"backend": "flow"},
     "scale": {"systems": ["generic-h100-pcie-eth", "dgx-h100", "gb200-nvl72"],
-              "max_gpus": 1024, "modes": ["weak", "strong"], "strong_global_batch": 1024}
+              "modes": ["weak", "strong"], "strong_global_batch": 1024}
   })");
 }
 

@@ -5,7 +5,9 @@
 namespace fabricsim::tools {
 
 void ScenarioOptions::add_to(CLI::App& app) {
-  app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)");
+  // One value per occurrence, so a scenario file after it stays positional.
+  app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--system", system_, "System preset");
   app.add_option("--gpus", gpus_, "Number of GPUs");
   app.add_option("--model", model_, "Model preset");
@@ -47,8 +49,8 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (!recompute_.empty()) set("/parallelism/recompute", recompute_);
   if (dp_ > 0) {
     set("/parallelism/dp", dp_);
-  } else if (gpus_ > 0 && doc.contains("parallelism")) {
-    doc["parallelism"].erase("dp");  // re-derived from the new GPU count
+  } else if ((gpus_ > 0 || tp_ > 0 || pp_ > 0 || cp_ > 0) && doc.contains("parallelism")) {
+    doc["parallelism"].erase("dp");  // re-derived from the new GPU count or plan
   }
   if (gbs_ > 0) set("/training/global_batch", gbs_);
   if (seq_ > 0) set("/training/seq_len", seq_);
