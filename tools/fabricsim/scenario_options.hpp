@@ -1,5 +1,5 @@
 #pragma once
-// Command-line flags shared by the commands that take a scenario (run, scale, plan): each flag
+// Command-line flags shared by the commands that take a scenario (run, scale, calibrate shapes): each flag
 // is a shorthand for a `--set` on the scenario JSON.
 
 #include <CLI/CLI.hpp>
