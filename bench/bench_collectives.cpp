@@ -29,11 +29,12 @@ void run(benchmark::State& state, const char* system, int gpus, models::Collecti
   }
   state.counters["events"] = static_cast<double>(r.events);
   state.counters["flows"] = static_cast<double>(r.flows);
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(r.events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(r.events), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["busbw_GBps"] = r.busbw_GBps;
   state.counters["peak_MiB"] = peak_memory_mib();
-  state.SetLabel(fmt::format("{} {}", models::to_string(r.algorithm), models::to_string(r.protocol)));
+  state.SetLabel(
+      fmt::format("{} {}", models::to_string(r.algorithm), models::to_string(r.protocol)));
 }
 
 void BM_AllReduce1GiB(benchmark::State& state) {
@@ -48,13 +49,28 @@ void BM_AllReduce1GiBRing(benchmark::State& state) {
 
 void BM_AllToAll1MiBPerPair(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
-  run(state, "dgx-h100", gpus, models::CollectiveOp::alltoall, 1024.0 * 1024 * gpus,
-      std::nullopt);
+  run(state, "dgx-h100", gpus, models::CollectiveOp::alltoall, 1024.0 * 1024 * gpus, std::nullopt);
 }
 
 }  // namespace
 
-BENCHMARK(BM_AllReduce1GiB)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_AllReduce1GiBRing)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_AllToAll1MiBPerPair)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_AllReduce1GiB)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_AllReduce1GiBRing)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Arg(16384)
+    ->Arg(65536)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_AllToAll1MiBPerPair)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK_MAIN();

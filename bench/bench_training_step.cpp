@@ -58,7 +58,9 @@ void run(benchmark::State& state, const char* system, int global_batch, models::
   state.counters["peak_MiB"] = peak_memory_mib();
 }
 
-void BM_Llama405B_H100_Flow(benchmark::State& s) { run(s, "dgx-h100", 2048, models::Backend::flow); }
+void BM_Llama405B_H100_Flow(benchmark::State& s) {
+  run(s, "dgx-h100", 2048, models::Backend::flow);
+}
 void BM_Llama405B_H100_Analytical(benchmark::State& s) {
   run(s, "dgx-h100", 2048, models::Backend::analytical);
 }
@@ -75,5 +77,9 @@ void BM_Llama405B_GB200_Analytical(benchmark::State& s) {
 BENCHMARK(BM_Llama405B_H100_Analytical)->Arg(16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama405B_H100_Flow)->Arg(16384)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Llama405B_GB200_Analytical)->Arg(65536)->Arg(131072)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Llama405B_GB200_Flow)->Arg(65536)->Arg(131072)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_Llama405B_GB200_Flow)
+    ->Arg(65536)
+    ->Arg(131072)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK_MAIN();

@@ -15,8 +15,12 @@
 namespace fabricsim::calibration {
 namespace {
 
-double logit(double x) { return std::log(x / (1 - x)); }
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double logit(double x) {
+  return std::log(x / (1 - x));
+}
+double sigmoid(double x) {
+  return 1 / (1 + std::exp(-x));
+}
 
 /// Smallest |d log(time) / d parameter| at some point for a parameter to count as fitted.
 constexpr double kMinSensitivity = 0.01;
@@ -122,7 +126,8 @@ CollectiveFitResult fit_collectives(const std::string& system,
     Eigen::VectorXd r(static_cast<Eigen::Index>(jobs.size()));
     for (size_t i = 0; i < jobs.size(); ++i) {
       // log(predicted time / measured time) = log(measured busbw / predicted busbw).
-      r[static_cast<Eigen::Index>(i)] = std::log(jobs[i].point.measured_busbw / predict(profile, jobs[i]));
+      r[static_cast<Eigen::Index>(i)] =
+          std::log(jobs[i].point.measured_busbw / predict(profile, jobs[i]));
     }
     return r;
   };
@@ -149,7 +154,8 @@ CollectiveFitResult fit_collectives(const std::string& system,
     Eigen::VectorXd x = fit.parameters;
     const double h = 1e-3;
     x[j] += h;
-    fitted[static_cast<size_t>(j)] = ((residuals(x) - r1) / h).cwiseAbs().maxCoeff() >= kMinSensitivity;
+    fitted[static_cast<size_t>(j)] =
+        ((residuals(x) - r1) / h).cwiseAbs().maxCoeff() >= kMinSensitivity;
   }
   for (size_t j = 0; j < kNames.size(); ++j) {
     (fitted[j] ? result.fitted : result.not_fitted).push_back(kNames[j]);

@@ -16,14 +16,14 @@ namespace fabricsim::calibration {
 
 struct CollectivePoint {
   const CollectiveMeasurement* measurement;
-  double bytes;          ///< the size simulated (the default large size when unknown)
+  double bytes;  ///< the size simulated (the default large size when unknown)
   double measured_busbw;
   double predicted_busbw;
 };
 
 struct CollectiveFitResult {
   models::CollectiveProfile profile;
-  FitQuality quality;  ///< on bus bandwidth
+  FitQuality quality;                   ///< on bus bandwidth
   std::vector<std::string> fitted;      ///< names of the parameters the data constrained
   std::vector<std::string> not_fitted;  ///< left at their starting values
   std::vector<CollectivePoint> points;  ///< residuals per measurement and size

@@ -18,7 +18,8 @@ FitQuality fit_quality(const std::vector<double>& predicted, const std::vector<d
   if (measured.empty()) return q;
   std::vector<double> rel;
   double mean = 0;
-  for (double m : measured) mean += std::log(m);
+  for (double m : measured)
+    mean += std::log(m);
   mean /= static_cast<double>(measured.size());
   double ss_res = 0, ss_tot = 0;
   for (size_t i = 0; i < measured.size(); ++i) {

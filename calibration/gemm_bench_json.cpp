@@ -128,9 +128,10 @@ MeasurementSet import_gemm_bench_json(const JsonValue& root) {
   p.gpu_name = gpu_name;
   p.versions = join(versions, "; ");
   p.date = date;
-  p.notes = fmt::format("{} rows ({} skipped by the tool); {} iterations after {} warm-up; "
-                        "rotating buffer {} bytes",
-                        set.gemms.size(), skipped, iters, warmup, rotating);
+  p.notes = fmt::format(
+      "{} rows ({} skipped by the tool); {} iterations after {} warm-up; "
+      "rotating buffer {} bytes",
+      set.gemms.size(), skipped, iters, warmup, rotating);
   if (!details.empty()) p.notes += "; " + details;
   set.provenance.push_back(std::move(p));
   return set;

@@ -12,8 +12,12 @@ namespace {
 
 using topologies::Precision;
 
-double logit(double x) { return std::log(x / (1 - x)); }
-double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double logit(double x) {
+  return std::log(x / (1 - x));
+}
+double sigmoid(double x) {
+  return 1 / (1 + std::exp(-x));
+}
 
 models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, bool full) {
   base.max_efficiency = std::clamp(sigmoid(x[0]), 1e-3, 0.999);
@@ -27,12 +31,12 @@ models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, boo
   return base;
 }
 
-double predicted_tflops(const topologies::GpuSpec& gpu, models::ComputeProfile profile,
-                        Precision p, const models::GemmParams& params, const GemmMeasurement& m) {
+double predicted_tflops(const topologies::GpuSpec& gpu, models::ComputeProfile profile, Precision p,
+                        const models::GemmParams& params, const GemmMeasurement& m) {
   profile.gemm_for(p) = params;
-  const double t = models::gemm_seconds(gpu, profile, p, static_cast<double>(m.m),
-                                        static_cast<double>(m.n), static_cast<double>(m.k),
-                                        static_cast<double>(m.batch));
+  const double t =
+      models::gemm_seconds(gpu, profile, p, static_cast<double>(m.m), static_cast<double>(m.n),
+                           static_cast<double>(m.k), static_cast<double>(m.batch));
   return 2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k) *
          static_cast<double>(m.batch) / t * 1e-12;
 }
@@ -49,7 +53,8 @@ Fitted fit_once(const topologies::GpuSpec& gpu, Precision p,
   if (full) {
     tiles.clear();
     for (int tm : {64, 128, 256}) {
-      for (int tn : {64, 128, 256}) tiles.emplace_back(tm, tn);
+      for (int tn : {64, 128, 256})
+        tiles.emplace_back(tm, tn);
     }
   }
   Fitted best{base.gemm_for(p), std::numeric_limits<double>::infinity()};
@@ -107,10 +112,12 @@ GemmFitResult fit_gemm(const topologies::GpuSpec& gpu, Precision p,
     std::vector<double> held_out;
     for (int fold = 0; fold < 5; ++fold) {
       std::vector<GemmMeasurement> train, test;
-      for (size_t i = 0; i < data.size(); ++i) (static_cast<int>(i % 5) == fold ? test : train).push_back(data[i]);
+      for (size_t i = 0; i < data.size(); ++i)
+        (static_cast<int>(i % 5) == fold ? test : train).push_back(data[i]);
       const models::GemmParams params = fit_once(gpu, p, train, base).params;
       for (const GemmMeasurement& m : test) {
-        held_out.push_back(std::fabs(predicted_tflops(gpu, base, p, params, m) - m.tflops) / m.tflops);
+        held_out.push_back(std::fabs(predicted_tflops(gpu, base, p, params, m) - m.tflops) /
+                           m.tflops);
       }
     }
     result.quality.cv_median_rel_error = median(held_out);

@@ -15,7 +15,7 @@ namespace fabricsim::calibration {
 
 struct GemmFitResult {
   models::GemmParams params;
-  FitQuality quality;  ///< on TFLOP/s, with 5-fold cross-validated median error
+  FitQuality quality;                    ///< on TFLOP/s, with 5-fold cross-validated median error
   std::vector<double> predicted_tflops;  ///< per measurement, in input order
 };
 

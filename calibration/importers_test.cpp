@@ -181,10 +181,19 @@ TEST_CASE("fabricsim-gemm-bench JSON rejects bad input", "[import][bad-input]") 
   CHECK(import_gemm_bench_json(sim::JsonDocument(doc, "bench.json").root()).gemms.size() == 3);
   doc = good;
   // A row the tool skipped (null times plus the reason) is left out, not rejected.
-  doc["rows"][2] = {{"m", 64}, {"n", 64}, {"k", 64}, {"batch", 1}, {"dtype", "fp8"},
-                    {"time_us_median", nullptr}, {"time_us_min", nullptr}, {"time_us_max", nullptr},
-                    {"time_us_p10", nullptr}, {"time_us_p90", nullptr}, {"tflops", nullptr},
-                    {"runs", 0}, {"skipped", "fp8 needs compute capability 8.9"}};
+  doc["rows"][2] = {{"m", 64},
+                    {"n", 64},
+                    {"k", 64},
+                    {"batch", 1},
+                    {"dtype", "fp8"},
+                    {"time_us_median", nullptr},
+                    {"time_us_min", nullptr},
+                    {"time_us_max", nullptr},
+                    {"time_us_p10", nullptr},
+                    {"time_us_p90", nullptr},
+                    {"tflops", nullptr},
+                    {"runs", 0},
+                    {"skipped", "fp8 needs compute capability 8.9"}};
   CHECK(import_gemm_bench_json(sim::JsonDocument(doc, "bench.json").root()).gemms.size() == 2);
   doc = good;
   doc["device"]["pcie_gen"] = 5;

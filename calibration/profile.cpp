@@ -11,7 +11,9 @@ namespace {
 constexpr const char* kFormat = "fabricsim-calibration";
 constexpr int kVersion = 1;
 
-std::string time_string(sim::Time t) { return fmt::format("{} ps", t.ps()); }
+std::string time_string(sim::Time t) {
+  return fmt::format("{} ps", t.ps());
+}
 
 nlohmann::json quality_to_json(const FitQuality& q) {
   return {{"points", q.points},
@@ -40,14 +42,18 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
   for (size_t i = 0; i < p.compute.gemm.size(); ++i) {
     const models::GemmParams& g = p.compute.gemm[i];
     gemm[std::string(topologies::to_string(static_cast<topologies::Precision>(i)))] = {
-        {"max_efficiency", g.max_efficiency}, {"k_half", g.k_half},
-        {"tile_m", g.tile_m},                 {"tile_n", g.tile_n},
-        {"launch", time_string(g.launch)},    {"fitted", g.fitted}};
+        {"max_efficiency", g.max_efficiency},
+        {"k_half", g.k_half},
+        {"tile_m", g.tile_m},
+        {"tile_n", g.tile_n},
+        {"launch", time_string(g.launch)},
+        {"fitted", g.fitted}};
   }
   const models::ComputeProfile& c = p.compute;
   const models::CollectiveProfile& k = p.collective;
   nlohmann::json fit_gemm = nlohmann::json::object();
-  for (const auto& [dtype, q] : p.gemm_fit) fit_gemm[dtype] = quality_to_json(q);
+  for (const auto& [dtype, q] : p.gemm_fit)
+    fit_gemm[dtype] = quality_to_json(q);
   nlohmann::json provenance = nlohmann::json::array();
   for (const Provenance& pr : p.provenance) {
     provenance.push_back({{"file", pr.file},
@@ -126,11 +132,13 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
       g.finish();
     }
     gemm.finish();
-    p.compute.attention_forward_efficiency = c.required("attention_forward_efficiency").as_fraction();
+    p.compute.attention_forward_efficiency =
+        c.required("attention_forward_efficiency").as_fraction();
     p.compute.attention_backward_efficiency =
         c.required("attention_backward_efficiency").as_fraction();
     p.compute.attention_span_half = c.required("attention_span_half").as_number();
-    if (p.compute.attention_span_half < 0) c.required("attention_span_half").fail("a non-negative number");
+    if (p.compute.attention_span_half < 0)
+      c.required("attention_span_half").fail("a non-negative number");
     p.compute.kernel_gap = c.required("kernel_gap").as_time_or_zero();
     p.compute.memory_efficiency = c.required("memory_efficiency").as_fraction();
     p.compute.kernel_launch = c.required("kernel_launch").as_time_or_zero();
@@ -189,7 +197,8 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
     }
   }
   if (auto notes = top.optional("notes")) {
-    for (const sim::JsonValue& v : notes->as_array()) p.notes.push_back(v.as_string());
+    for (const sim::JsonValue& v : notes->as_array())
+      p.notes.push_back(v.as_string());
   }
   top.finish();
   return p;
@@ -205,9 +214,9 @@ CalibrationProfile profile_for(const std::string& system, const topologies::GpuS
   if (!path.empty()) {
     CalibrationProfile p = load_profile(path);
     if (p.gpu != gpu.id) {
-      throw sim::InputError(path, "/gpu",
-                            fmt::format("the profile is for GPU {}, but {} has {}", p.gpu, system,
-                                        gpu.id));
+      throw sim::InputError(
+          path, "/gpu",
+          fmt::format("the profile is for GPU {}, but {} has {}", p.gpu, system, gpu.id));
     }
     return p;
   }

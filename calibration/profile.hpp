@@ -18,8 +18,8 @@ namespace fabricsim::calibration {
 
 struct FitQuality {
   int points = 0;
-  double r2 = 0;                    ///< of log(time)
-  double median_rel_error = 0;      ///< |predicted - measured| / measured
+  double r2 = 0;                ///< of log(time)
+  double median_rel_error = 0;  ///< |predicted - measured| / measured
   double max_rel_error = 0;
   double cv_median_rel_error = -1;  ///< held-out (cross-validated) median; -1 = not computed
   friend bool operator==(const FitQuality&, const FitQuality&) = default;

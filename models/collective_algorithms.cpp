@@ -123,7 +123,8 @@ void ring(PhaseBuilder& b, const GroupLayout& g, const topologies::Router& route
       const int p = static_cast<int>(m.size());
       const int exit = exits_by_size[m.size()][c];
       const std::vector<int> order = lane_order(c, p, exit);
-      for (int k = 0; k + 1 < p; ++k) add(m[order[k]], m[order[k + 1]], per);
+      for (int k = 0; k + 1 < p; ++k)
+        add(m[order[k]], m[order[k + 1]], per);
       if (chain && d == domains - 1) continue;
       add(m[exit], g.domains[(d + 1) % domains][c], per, m[c]);
     }
@@ -134,7 +135,8 @@ void ring(PhaseBuilder& b, const GroupLayout& g, const topologies::Router& route
 int btree_parent(int rank, int n) {
   if (rank == 0) return -1;
   int bit = 1;
-  while (bit < n && !(bit & rank)) bit <<= 1;
+  while (bit < n && !(bit & rank))
+    bit <<= 1;
   int up = (rank ^ bit) | (bit << 1);
   if (up >= n) up = rank ^ bit;
   return up;
@@ -172,7 +174,8 @@ void require(bool ok, const std::string& why) {
 
 std::vector<uint32_t> lane(const GroupLayout& g, int c) {
   std::vector<uint32_t> out;
-  for (const auto& d : g.domains) out.push_back(d[c]);
+  for (const auto& d : g.domains)
+    out.push_back(d[c]);
   return out;
 }
 
@@ -181,8 +184,10 @@ void aggregation(PhaseBuilder& b, const GroupLayout& g, topologies::Router& rout
   const auto tree = router.aggregation_tree(lane(g, c));
   require(!tree.up.empty(),
           "no in-network reduction tree spans these GPUs (different fabric planes?)");
-  for (sim::LinkId l : tree.up) b.link(l, bytes);
-  for (sim::LinkId l : tree.down) b.link(l, bytes);
+  for (sim::LinkId l : tree.up)
+    b.link(l, bytes);
+  for (sim::LinkId l : tree.down)
+    b.link(l, bytes);
 }
 
 /// NVLS inside each domain: `up`/`down` bytes per member between GPU and NVSwitch.
@@ -214,8 +219,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
               op_name + " has no ring algorithm");
       const bool chain = op == CollectiveOp::broadcast || op == CollectiveOp::reduce;
       const double volume = op == CollectiveOp::all_reduce ? 2 * (nd - 1) / nd * size
-                            : chain                       ? size
-                                                          : (nd - 1) / nd * size;
+                            : chain                        ? size
+                                                           : (nd - 1) / nd * size;
       ring(b, g, router, volume, chain, op == CollectiveOp::reduce);
       break;
     }
@@ -253,7 +258,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
       }
       if (domains > 1) {
         require(op == CollectiveOp::all_reduce, "multi-domain NVLS runs all_reduce only");
-        for (int c = 0; c < p; ++c) aggregation(b, g, router, c, size / pd);
+        for (int c = 0; c < p; ++c)
+          aggregation(b, g, router, c, size / pd);
       }
       break;
     }
@@ -262,7 +268,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
       require(domains > 1 && g.uniform, "NVLS tree needs equal groups in several domains");
       const double pd = p;
       nvls_local(b, g, size + size / pd, size / pd + size);
-      for (int c = 0; c < p; ++c) double_tree(b, g, c, size / pd / 2);
+      for (int c = 0; c < p; ++c)
+        double_tree(b, g, c, size / pd / 2);
       break;
     }
     case Algorithm::collnet_direct:
@@ -279,21 +286,25 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
           }
         }
       }
-      for (int c = 0; c < p; ++c) aggregation(b, g, router, c, shard);
+      for (int c = 0; c < p; ++c)
+        aggregation(b, g, router, c, shard);
       break;
     }
     case Algorithm::pat: {
       require(op == CollectiveOp::all_gather || op == CollectiveOp::reduce_scatter,
               "PAT runs all_gather and reduce_scatter");
       std::vector<uint32_t> order;
-      for (const auto& d : g.domains) order.insert(order.end(), d.begin(), d.end());
+      for (const auto& d : g.domains)
+        order.insert(order.end(), d.begin(), d.end());
       std::vector<int> distances;
-      for (int dist = 1; dist < n; dist *= 2) distances.push_back(dist);
+      for (int dist = 1; dist < n; dist *= 2)
+        distances.push_back(dist);
       if (op == CollectiveOp::reduce_scatter) std::reverse(distances.begin(), distances.end());
       for (int dist : distances) {
         PhaseBuilder step;
         const double bytes = std::min(dist, n - dist) * size / nd;
-        for (int r = 0; r < n; ++r) step.p2p(order[r], order[(r + dist) % n], bytes);
+        for (int r = 0; r < n; ++r)
+          step.p2p(order[r], order[(r + dist) % n], bytes);
         phases.push_back(step.take());
       }
       return phases;
@@ -326,7 +337,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
       } else {
         const double per_peer = size / nd;
         for (uint32_t src : g.ranks) {
-          for (uint32_t dst : g.ranks) b.p2p(src, dst, per_peer, proxy_for(src, dst));
+          for (uint32_t dst : g.ranks)
+            b.p2p(src, dst, per_peer, proxy_for(src, dst));
         }
       }
       break;

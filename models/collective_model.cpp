@@ -13,7 +13,9 @@
 
 namespace fabricsim::models {
 
-std::string_view to_string(Backend b) { return b == Backend::flow ? "flow" : "analytical"; }
+std::string_view to_string(Backend b) {
+  return b == Backend::flow ? "flow" : "analytical";
+}
 
 NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
                          const GroupLayout& group, bool collnet) {
@@ -102,7 +104,7 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
     // Point-to-point in NCCL: no tuner. PXN (rail-aligned) across domains of a rail fabric.
     Algorithm a = request.algorithm.value_or(
         group.domain_count() > 1 && system.topology->info().rails > 0 ? Algorithm::pxn
-                                                                       : Algorithm::direct);
+                                                                      : Algorithm::direct);
     if (a != Algorithm::direct && a != Algorithm::pxn) {
       throw AlgorithmUnavailable(fmt::format("{} runs with the direct or pxn algorithm, not {}",
                                              to_string(request.op), to_string(a)));
@@ -110,8 +112,8 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
     const Protocol p = request.protocol.value_or(Protocol::simple);
     schedule->algorithm = a;
     schedule->protocol = p;
-    const sim::Time lat = group.domain_count() > 1 ? profile.p2p_latency_inter
-                                                   : profile.p2p_latency_intra;
+    const sim::Time lat =
+        group.domain_count() > 1 ? profile.p2p_latency_inter : profile.p2p_latency_intra;
     schedule->latency = profile.launch_overhead + lat * profile.latency_scale;
     schedule->wire_factor = profile.wire_factor(p);
     schedule->phases = build_phases(request.op, a, request.size_bytes, group, router);
@@ -119,8 +121,8 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
     plan.schedule = std::move(schedule);
     return plan;
   }
-  const auto chosen = NcclTuner::choose(request.op, request.size_bytes, shape, request.algorithm,
-                                        request.protocol);
+  const auto chosen =
+      NcclTuner::choose(request.op, request.size_bytes, shape, request.algorithm, request.protocol);
   if (!chosen) {
     throw AlgorithmUnavailable(fmt::format(
         "no {}{}{} algorithm is available for {} over {} GPUs in {} domain(s) of this system",
@@ -131,11 +133,11 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
   }
   schedule->algorithm = chosen->algorithm;
   schedule->protocol = chosen->protocol;
-  schedule->latency = profile.launch_overhead +
-                      sim::Time::from_us(chosen->latency_us * profile.latency_scale);
+  schedule->latency =
+      profile.launch_overhead + sim::Time::from_us(chosen->latency_us * profile.latency_scale);
   // The tree-correction factor of NCCL's model (mid-size inefficiency of tree algorithms).
-  const auto uncorrected = NcclTuner::estimate(request.op, 1 << 30, chosen->algorithm,
-                                               chosen->protocol, shape);
+  const auto uncorrected =
+      NcclTuner::estimate(request.op, 1 << 30, chosen->algorithm, chosen->protocol, shape);
   double correction = 1.0;
   if (uncorrected && uncorrected->algbw_GBps > 0 && chosen->algbw_GBps > 0 &&
       (chosen->algorithm == Algorithm::tree || chosen->algorithm == Algorithm::nvls_tree)) {
@@ -178,7 +180,8 @@ CollectiveResult simulate_collective(const System& system, const CollectiveProfi
   if (backend == Backend::flow) {
     network = std::make_unique<sim::FlowNetwork>(simulation, link_capacities(system, profile));
   } else {
-    network = std::make_unique<sim::AnalyticalNetwork>(simulation, link_capacities(system, profile));
+    network =
+        std::make_unique<sim::AnalyticalNetwork>(simulation, link_capacities(system, profile));
   }
   CollectiveRunner runner(simulation, *network, router);
   sim::Time finished;

@@ -57,7 +57,8 @@ TEST_CASE("NVLS all-reduce moves S(1+1/n) each way per GPU", "[collective]") {
   CHECK(r.time.us() == Approx(lat_us + data_s * 1e6).epsilon(1e-9));
 }
 
-TEST_CASE("flow and analytical backends agree where nothing contends", "[collective][equivalence]") {
+TEST_CASE("flow and analytical backends agree where nothing contends",
+          "[collective][equivalence]") {
   // Inside one domain every GPU's links carry one ring flow each way: no sharing.
   for (const char* system : {"dgx-h100", "dgx-a100-80gb", "gb200-nvl72", "dgx-b200"}) {
     const System s = make_system(system, 8);
@@ -104,8 +105,8 @@ TEST_CASE("collectives scale with O(n) flows", "[collective][scale]") {
   // One merged intra-domain flow per GPU pair and one crossing per GPU.
   CHECK(r.flows <= 3 * 1024);
   // At 128 nodes the ring's 2(n-1) step latencies matter: t = latency + V / (8 NICs' rate).
-  const double lat_us = latency_us(s, CollectiveOp::all_reduce, 1e9, 1024, Algorithm::ring,
-                                   Protocol::simple);
+  const double lat_us =
+      latency_us(s, CollectiveOp::all_reduce, 1e9, 1024, Algorithm::ring, Protocol::simple);
   const double volume = 2.0 * 1023 / 1024 * 1e9;
   CHECK(r.time.us() == Approx(lat_us + volume / (8 * 50e9 * 0.96) * 1e6).epsilon(0.03));
 }

@@ -7,8 +7,26 @@
 
 namespace fabricsim::models {
 
-enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
-enum class Algorithm { ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, pat, direct, pxn };
+enum class CollectiveOp {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  broadcast,
+  reduce,
+  alltoall,
+  sendrecv
+};
+enum class Algorithm {
+  ring,
+  tree,
+  nvls,
+  nvls_tree,
+  collnet_direct,
+  collnet_chain,
+  pat,
+  direct,
+  pxn
+};
 enum class Protocol { ll, ll128, simple };
 
 std::string_view to_string(CollectiveOp op);

@@ -13,9 +13,9 @@
 namespace fabricsim::models {
 
 struct CollectiveProfile {
-  double nvlink_efficiency = 0.824;   ///< of NVLink line rate, Simple protocol, ring traffic
-  double network_efficiency = 0.96;   ///< of NIC/switch line rate
-  double pcie_efficiency = 0.9;       ///< of PCIe line rate (TLP framing, 256-byte payloads)
+  double nvlink_efficiency = 0.824;  ///< of NVLink line rate, Simple protocol, ring traffic
+  double network_efficiency = 0.96;  ///< of NIC/switch line rate
+  double pcie_efficiency = 0.9;      ///< of PCIe line rate (TLP framing, 256-byte payloads)
   /// NVLS moves data through the switch's multimem engines; NCCL models it at this fraction of
   /// NVLink bandwidth (nvlsEfficiency: Hopper 0.85, Blackwell 0.74).
   double nvls_factor = 0.85;
@@ -25,7 +25,7 @@ struct CollectiveProfile {
   sim::Time launch_overhead;              ///< added to every collective call
   sim::Time p2p_latency_intra = sim::Time::from_us(7.2);  ///< NCCL LL base 6.6 + NVLink hop 0.6
   sim::Time p2p_latency_inter = sim::Time::from_us(9.3);  ///< NCCL LL base 6.6 + network hop 2.7
-  int channels = 16;                      ///< NCCL channels assumed by its tuner
+  int channels = 16;                                      ///< NCCL channels assumed by its tuner
   std::string source = "defaults from NCCL 2.30 model constants";
 
   double wire_factor(Protocol p) const {

@@ -53,7 +53,8 @@ struct Schedule {
 
   size_t transfer_count() const {
     size_t n = 0;
-    for (const Phase& p : phases) n += p.transfers.size();
+    for (const Phase& p : phases)
+      n += p.transfers.size();
     return n;
   }
 };

@@ -67,14 +67,13 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                          double flops, bool backward, double span) {
   if (flops <= 0) return 0.0;
-  const double eff = backward ? profile.attention_backward_efficiency
-                              : profile.attention_forward_efficiency;
+  const double eff =
+      backward ? profile.attention_backward_efficiency : profile.attention_forward_efficiency;
   const double ramp = span > 0 ? span / (span + profile.attention_span_half) : 1.0;
   return flops / (peak_flops(gpu, Precision::bf16) * eff * ramp);
 }
 
-double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                      double bytes) {
+double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes) {
   if (bytes <= 0) return 0.0;
   return bytes / (gpu.hbm_tb_per_s * 1e12 * profile.memory_efficiency);
 }

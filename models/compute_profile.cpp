@@ -7,7 +7,8 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu) {
   // GEMM: until a fit replaces them, tiles of 128x128 (the common cuBLAS/CUTLASS Hopper and
   // Ampere tile) and 75% of peak as the large-GEMM ceiling, the middle of the 71-87% that the
   // maximum-achievable-matmul (MAMF) search reaches on A100..GB200 (dev-gemm.json, stas00 table).
-  for (GemmParams& g : p.gemm) g = GemmParams{};
+  for (GemmParams& g : p.gemm)
+    g = GemmParams{};
   // Attention: FlashAttention-2 reaches 50-73% of peak forward on A100 and less backward (Dao
   // 2023, arXiv:2307.08691): 0.65 / 0.5. On Hopper, FlashAttention-2 reaches only ~35% and
   // FlashAttention-3 75% (Shah et al. 2024, arXiv:2407.08608); Triton's FA2 kernel measures 430-477

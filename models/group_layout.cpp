@@ -15,14 +15,16 @@ GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<
     if (inserted) g.domains.emplace_back();
     g.domains[it->second].push_back(r);
   }
-  for (auto& members : g.domains) std::sort(members.begin(), members.end());
+  for (auto& members : g.domains)
+    std::sort(members.begin(), members.end());
   g.ppn = 0;
   g.min_ppn = g.domains.empty() ? 1 : static_cast<int>(g.domains.front().size());
   for (const auto& members : g.domains) {
     g.ppn = std::max(g.ppn, static_cast<int>(members.size()));
     g.min_ppn = std::min(g.min_ppn, static_cast<int>(members.size()));
   }
-  for (const auto& members : g.domains) g.uniform &= static_cast<int>(members.size()) == g.ppn;
+  for (const auto& members : g.domains)
+    g.uniform &= static_cast<int>(members.size()) == g.ppn;
   g.ranks = std::move(ranks);
   return g;
 }

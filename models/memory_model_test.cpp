@@ -69,7 +69,8 @@ TEST_CASE("model states per parameter follow the ZeRO stage", "[memory]") {
     // prefetched (2 bytes each), and its unsharded gradient (2 bytes).
     double bucket = 0;
     for (const ChunkWork& chunk : w.stages[0].chunks) {
-      for (const ChunkWork::Bucket& b : chunk.buckets) bucket = std::max(bucket, b.dense + b.expert);
+      for (const ChunkWork::Bucket& b : chunk.buckets)
+        bucket = std::max(bucket, b.dense + b.expert);
     }
     const double gathered = zero >= 3 ? bucket : 0;
     CHECK((m.weights + m.gradients + m.optimizer - 6 * gathered) / params ==
@@ -148,7 +149,8 @@ TEST_CASE("MoE expert states shard over expert data parallelism", "[memory]") {
   const MemoryReport r3 = report(c, &w);
   double bucket = 0;
   for (const ChunkWork& chunk : s.chunks) {
-    for (const ChunkWork::Bucket& b : chunk.buckets) bucket = std::max(bucket, b.dense + b.expert);
+    for (const ChunkWork::Bucket& b : chunk.buckets)
+      bucket = std::max(bucket, b.dense + b.expert);
   }
   CHECK(r3.stages[0].weights ==
         Approx(2 * (s.dense_params / 8 + s.expert_params) + 4 * bucket).epsilon(1e-12));

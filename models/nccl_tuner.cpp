@@ -43,10 +43,8 @@ constexpr Table kHwLatNet{{{5.0, 8.5, 14},
                            {0, 0, 18},
                            {0, 0, 20.9},
                            {0, 0, 14}}};
-constexpr std::array<Triple, 4> kLlMaxBw{{{39.0, 39.0, 20.4},
-                                          {87.7, 22.5, 19.0},
-                                          {141.0, 45.0, 35.0},
-                                          {282.0, 90.0, 70.0}}};
+constexpr std::array<Triple, 4> kLlMaxBw{
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}}};
 constexpr std::array<double, 4> kPerChMaxRingLL128Bw{20.0, 20.0, 36.7, 40.0};
 constexpr std::array<Triple, 4> kPerChMaxTreeLL128Bw{
     {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
@@ -90,7 +88,9 @@ int log2i(double x) {
   return static_cast<int>(std::floor(std::log2(x)));
 }
 
-int node_column(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
+int node_column(int nodes) {
+  return nodes <= 2 ? nodes - 1 : 2;
+}
 
 bool enabled(CollectiveOp op, Algorithm a, Protocol p, const NcclCommShape& s) {
   const bool simple = p == Protocol::simple;
@@ -229,9 +229,9 @@ double NcclTuner::latency_us(CollectiveOp op, double bytes, Algorithm a, Protoco
   const int n = s.ranks;
   const int nodes = s.nodes;
   const int ppn = s.ppn();
-  const int steps = op == CollectiveOp::all_reduce                                        ? 2 * (n - 1)
+  const int steps = op == CollectiveOp::all_reduce ? 2 * (n - 1)
                     : op == CollectiveOp::all_gather || op == CollectiveOp::reduce_scatter ? n - 1
-                                                                                            : n;
+                                                                                           : n;
   const Table& intra_table = s.nvlink ? kHwLatNvlink : kHwLatPci;
   double lat = kBaseLat[ai][pi];
   double intra = intra_table[ai][pi];
@@ -309,9 +309,9 @@ std::optional<NcclEstimate> NcclTuner::choose(CollectiveOp op, double bytes, con
                                               std::optional<Algorithm> algo,
                                               std::optional<Protocol> proto) {
   std::optional<NcclEstimate> best;
-  for (Algorithm a : {Algorithm::tree, Algorithm::ring, Algorithm::collnet_direct,
-                      Algorithm::collnet_chain, Algorithm::nvls, Algorithm::nvls_tree,
-                      Algorithm::pat}) {
+  for (Algorithm a :
+       {Algorithm::tree, Algorithm::ring, Algorithm::collnet_direct, Algorithm::collnet_chain,
+        Algorithm::nvls, Algorithm::nvls_tree, Algorithm::pat}) {
     if (algo && *algo != a) continue;
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if (proto && *proto != p) continue;

@@ -22,31 +22,32 @@ struct NcclCommShape {
   int nodes = 1;  ///< NVLink domains (NCCL "nodes"; an NVL72 rack is one with MNNVL)
   topologies::GpuGeneration generation = topologies::GpuGeneration::hopper;
   topologies::HostCpu cpu = topologies::HostCpu::x86_intel;
-  bool nvlink = true;     ///< intra-node path is NVLink (else PCIe)
-  double bw_intra = 0;    ///< per channel, GB/s
-  double bw_inter = 0;    ///< per channel, GB/s
+  bool nvlink = true;   ///< intra-node path is NVLink (else PCIe)
+  double bw_intra = 0;  ///< per channel, GB/s
+  double bw_inter = 0;  ///< per channel, GB/s
   int channels = 16;
-  bool nvls = false;      ///< NVLink SHARP available
-  bool collnet = false;   ///< CollNet (IB SHARP) plugin enabled
+  bool nvls = false;     ///< NVLink SHARP available
+  bool collnet = false;  ///< CollNet (IB SHARP) plugin enabled
   int ppn() const { return nodes > 0 ? ranks / nodes : ranks; }
 };
 
 struct NcclEstimate {
   Algorithm algorithm;
   Protocol protocol;
-  double latency_us;        ///< per call (lat x latCount)
-  double algbw_GBps;        ///< NCCL's modelled algorithm bandwidth (after corrections)
-  double time_us;           ///< NCCL's modelled time
+  double latency_us;  ///< per call (lat x latCount)
+  double algbw_GBps;  ///< NCCL's modelled algorithm bandwidth (after corrections)
+  double time_us;     ///< NCCL's modelled time
 };
 
 class NcclTuner {
  public:
   /// NCCL's estimate for one algorithm/protocol; nullopt when NCCL would not enable it.
-  static std::optional<NcclEstimate> estimate(CollectiveOp op, double bytes, Algorithm a, Protocol p,
-                                              const NcclCommShape& shape);
+  static std::optional<NcclEstimate> estimate(CollectiveOp op, double bytes, Algorithm a,
+                                              Protocol p, const NcclCommShape& shape);
   /// NCCL's choice: the fastest enabled combination, optionally restricted like NCCL_ALGO /
   /// NCCL_PROTO. nullopt when nothing is enabled.
-  static std::optional<NcclEstimate> choose(CollectiveOp op, double bytes, const NcclCommShape& shape,
+  static std::optional<NcclEstimate> choose(CollectiveOp op, double bytes,
+                                            const NcclCommShape& shape,
                                             std::optional<Algorithm> algo = {},
                                             std::optional<Protocol> proto = {});
   /// The latency NCCL's model charges for one call of this combination, in microseconds.

@@ -103,16 +103,22 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
   auto fail = [&](const std::string& field, const std::string& message) {
     throw sim::InputError(where, path + field, message);
   };
-  for (auto [name, value] : {std::pair{"tp", plan.tp}, {"pp", plan.pp}, {"dp", plan.dp},
-                             {"cp", plan.cp}, {"ep", plan.ep}, {"vp", plan.vp},
+  for (auto [name, value] : {std::pair{"tp", plan.tp},
+                             {"pp", plan.pp},
+                             {"dp", plan.dp},
+                             {"cp", plan.cp},
+                             {"ep", plan.ep},
+                             {"vp", plan.vp},
                              {"micro_batch", plan.micro_batch}}) {
-    if (value < 1) fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
+    if (value < 1)
+      fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
   }
   if (plan.gpus() != gpus) {
     fail("", fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
                          plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
   }
-  if (plan.zero < 0 || plan.zero > 3) fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
+  if (plan.zero < 0 || plan.zero > 3)
+    fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
   if (model.heads % plan.tp != 0) {
     fail("/tp", fmt::format("{} attention heads do not divide by tp = {}", model.heads, plan.tp));
   }
@@ -121,7 +127,8 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                             model.kv_heads, plan.tp));
   }
   if (!model.mla && plan.tp <= model.kv_heads && model.kv_heads % plan.tp != 0) {
-    fail("/tp", fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
+    fail("/tp",
+         fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
   const int virtual_stages = plan.pp * plan.vp;
   if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
@@ -131,8 +138,8 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                             model.layers, plan.pp, plan.vp));
   }
   if (model.layers < virtual_stages) {
-    fail("/pp", fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers,
-                            virtual_stages));
+    fail("/pp",
+         fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers, virtual_stages));
   }
   if (model.moe) {
     if (model.moe->experts % plan.ep != 0) {
@@ -157,8 +164,9 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
   }
   const int m = micro_batches(plan, training);
   if (plan.vp > 1 && m % plan.pp != 0) {
-    fail("/vp", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
-                            m, plan.pp));
+    fail("/vp",
+         fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", m,
+                     plan.pp));
   }
   const int seq = training.seq_len > 0 ? training.seq_len : model.seq_len;
   const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
@@ -256,13 +264,15 @@ std::vector<uint32_t> Placement::group(GroupKind kind, int rank) const {
       break;
     case GroupKind::ep: {
       const int first = base.flat / plan_.ep * plan_.ep;
-      for (int i = 0; i < plan_.ep; ++i) out.push_back(with_flat(first + i));
+      for (int i = 0; i < plan_.ep; ++i)
+        out.push_back(with_flat(first + i));
       break;
     }
     case GroupKind::edp: {
       // Same position inside their EP groups: these ranks hold the same experts.
       const int stage_ranks = plan_.tp * plan_.cp * plan_.dp;
-      for (int f = base.flat % plan_.ep; f < stage_ranks; f += plan_.ep) out.push_back(with_flat(f));
+      for (int f = base.flat % plan_.ep; f < stage_ranks; f += plan_.ep)
+        out.push_back(with_flat(f));
       break;
     }
   }
@@ -288,7 +298,8 @@ std::vector<std::vector<uint32_t>> Placement::stage_groups(GroupKind kind, int s
     const int r = rank_of(c);
     if (covered[static_cast<size_t>(r)]) continue;
     std::vector<uint32_t> g = group(kind, r);
-    for (uint32_t m : g) covered[m] = true;
+    for (uint32_t m : g)
+      covered[m] = true;
     out.push_back(std::move(g));
   }
   return out;

@@ -6,7 +6,8 @@
 namespace fabricsim::models {
 
 std::vector<std::vector<PipelineTask>> pipeline_schedule(int pp, int vp, int m) {
-  if (pp < 1 || vp < 1 || m < 1) throw std::invalid_argument("pipeline_schedule: sizes must be >= 1");
+  if (pp < 1 || vp < 1 || m < 1)
+    throw std::invalid_argument("pipeline_schedule: sizes must be >= 1");
   if (vp > 1 && m % pp != 0) {
     throw std::invalid_argument("the interleaved schedule needs micro-batches divisible by pp");
   }
@@ -32,12 +33,14 @@ std::vector<std::vector<PipelineTask>> pipeline_schedule(int pp, int vp, int m) 
     auto& tasks = out[s];
     int f = 0;
     int b = 0;
-    for (; f < warmup; ++f) tasks.push_back(forward_of(f));
+    for (; f < warmup; ++f)
+      tasks.push_back(forward_of(f));
     while (f < total) {
       tasks.push_back(forward_of(f++));
       tasks.push_back(backward_of(b++));
     }
-    while (b < total) tasks.push_back(backward_of(b++));
+    while (b < total)
+      tasks.push_back(backward_of(b++));
   }
   return out;
 }

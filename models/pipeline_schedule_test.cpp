@@ -17,7 +17,8 @@ TEST_CASE("1F1B: warm-up forwards, steady alternation, cool-down backwards", "[p
   CHECK(s[3][0].forward);
   CHECK_FALSE(s[3][1].forward);
   // 1F1B bounds activation memory by pp - stage micro-batches.
-  for (int st = 0; st < 4; ++st) CHECK(max_in_flight(s[st]) == 4 - st);
+  for (int st = 0; st < 4; ++st)
+    CHECK(max_in_flight(s[st]) == 4 - st);
 }
 
 TEST_CASE("every stage runs every (micro-batch, chunk) forward and backward once", "[pipeline]") {

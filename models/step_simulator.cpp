@@ -22,7 +22,9 @@ namespace {
 using sim::Time;
 using Callback = std::function<void()>;
 
-Time seconds(double s) { return Time::from_s(s); }
+Time seconds(double s) {
+  return Time::from_s(s);
+}
 
 /// Times collectives and point-to-point transfers for the simulated ranks: plans them, launches
 /// every symmetric instance on the shared network (flow backend) or looks up their uncontended
@@ -55,7 +57,8 @@ class Communicator {
   /// Uncontended duration of `rank`'s instance of a collective (cached).
   Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
     // Keyed by rank first, so repeated lookups skip building the group.
-    const auto rank_key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
+    const auto rank_key =
+        std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
     if (auto it = by_rank_.find(rank_key); it != by_rank_.end()) return it->second;
     const Time t = group_collective_time(kind, op, bytes, placement_.group(kind, rank));
     by_rank_.emplace(rank_key, t);
@@ -64,7 +67,8 @@ class Communicator {
 
   Time group_collective_time(GroupKind kind, CollectiveOp op, double bytes,
                              const std::vector<uint32_t>& group) {
-    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, group.front());
+    const auto key =
+        std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, group.front());
     auto it = durations_.find(key);
     if (it != durations_.end()) return it->second;
     const Time t = isolated_time(plan(group, op, bytes));
@@ -161,7 +165,8 @@ class Communicator {
   }
 
   std::shared_ptr<const Schedule> p2p_schedule(int from, int to, double bytes) {
-    const auto key = std::make_tuple(-1, bytes, static_cast<uint32_t>(from), static_cast<size_t>(to));
+    const auto key =
+        std::make_tuple(-1, bytes, static_cast<uint32_t>(from), static_cast<size_t>(to));
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     auto s = std::make_shared<Schedule>();
@@ -171,8 +176,9 @@ class Communicator {
     s->size_bytes = bytes;
     const bool same = system_.topology->domain_of_rank(static_cast<size_t>(from)) ==
                       system_.topology->domain_of_rank(static_cast<size_t>(to));
-    s->latency = profile_.launch_overhead +
-                 (same ? profile_.p2p_latency_intra : profile_.p2p_latency_inter) * profile_.latency_scale;
+    s->latency =
+        profile_.launch_overhead +
+        (same ? profile_.p2p_latency_intra : profile_.p2p_latency_inter) * profile_.latency_scale;
     Phase phase;
     Transfer t;
     t.src = static_cast<uint32_t>(from);
@@ -243,10 +249,10 @@ struct RankRun {
   bool gathering = false;          ///< this step's forwards wait for parameter gathers
   std::vector<int> first_forward;  ///< per chunk, index of its first forward task
   std::vector<int> last_backward;  ///< per chunk, index of its last backward task
-  std::vector<char> pass_gathers;   ///< ZeRO-3: buckets whose gather this pass has issued
+  std::vector<char> pass_gathers;  ///< ZeRO-3: buckets whose gather this pass has issued
   int waiting_gate_chunk = -1;     ///< param_gate the pass is blocked on
   int waiting_gate_bucket = -1;
-  int pending_dp = 0;              ///< data-parallel collectives not yet finished
+  int pending_dp = 0;  ///< data-parallel collectives not yet finished
   bool compute_done = false;
   bool finished = false;
   StageBreakdown breakdown;
@@ -316,7 +322,8 @@ struct Engine {
     auto waiting = std::make_shared<std::vector<Callback>>(std::move(b.waiting));
     barriers.erase({static_cast<int>(kind), group.front(), seq});
     comm.collective(r.rank, kind, op, bytes, false, [waiting] {
-      for (auto& w : *waiting) w();
+      for (auto& w : *waiting)
+        w();
     });
   }
 
@@ -325,8 +332,9 @@ struct Engine {
   void start_task(RankRun& r) {
     const PipelineTask& t = r.tasks[r.next];
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
-    const bool overlapped_backward = !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
-                                     (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
+    const bool overlapped_backward =
+        !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
+        (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
     r.running = true;
     r.op = 0;
@@ -362,14 +370,16 @@ struct Engine {
         }
         case WorkOp::Kind::comm: {
           const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
-          record(r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
+          record(
+              r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
           exposed_slot(r.breakdown, op.group) += d.s();
           t += d;
           break;
         }
         case WorkOp::Kind::comm_start: {
           const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
-          record(r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
+          record(
+              r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
           slot_end[op.slot] = {t + d, op.group};
           break;
         }
@@ -426,7 +436,8 @@ struct Engine {
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
           collective(r, op.group, op.op, op.bytes, [this, &r, start, kind, cop] {
-            record(r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            record(
+                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             exposed_slot(r.breakdown, kind) += (sim.now() - start).s();
             advance(r);
           });
@@ -440,7 +451,8 @@ struct Engine {
           const CollectiveOp cop = op.op;
           r.slots[slot] = {false, op.group};
           collective(r, op.group, op.op, op.bytes, [this, &r, slot, start, kind, cop] {
-            record(r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            record(
+                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.slots[slot].first = true;
             if (r.waiting_slot == slot) {
               r.waiting_slot = -1;
@@ -529,7 +541,8 @@ struct Engine {
         r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
     std::vector<std::pair<GroupKind, double>> parts;
     if (b.dense > 0 && plan.dp > 1) parts.emplace_back(GroupKind::dp, b.dense * bytes_per_param);
-    if (b.expert > 0 && expert_dp() > 1) parts.emplace_back(GroupKind::edp, b.expert * bytes_per_param);
+    if (b.expert > 0 && expert_dp() > 1)
+      parts.emplace_back(GroupKind::edp, b.expert * bytes_per_param);
     return parts;
   }
 
@@ -549,10 +562,10 @@ struct Engine {
 
   void finish_task(RankRun& r) {
     const PipelineTask t = r.tasks[r.next];
-    record(r, "tasks",
-           [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
-           r.task_start,
-           sim.now());
+    record(
+        r, "tasks",
+        [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
+        r.task_start, sim.now());
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const int v = t.chunk * plan.pp + r.stage;
     const Time produced = sim.now();
@@ -574,7 +587,8 @@ struct Engine {
     try_start(r);
   }
 
-  void send(RankRun& from, int stage, int chunk, int mb, bool forward, double bytes, Time produced) {
+  void send(RankRun& from, int stage, int chunk, int mb, bool forward, double bytes,
+            Time produced) {
     Coordinates c = placement.coordinates(from.rank);
     c.pp = stage;
     const int to = placement.rank_of(c);
@@ -650,8 +664,9 @@ struct Engine {
     dp_enqueue(r, [this, &r, kind, op, bytes, after = std::move(after)](Callback done) mutable {
       const Time start = sim.now();
       collective(r, kind, op, bytes, [this, &r, start, kind, op, bytes, done, after] {
-        record(r, "dp", [&] { return fmt::format("{} {:.0f} MB", comm_name(kind, op), bytes / 1e6); },
-               start, sim.now());
+        record(
+            r, "dp", [&] { return fmt::format("{} {:.0f} MB", comm_name(kind, op), bytes / 1e6); },
+            start, sim.now());
         if (after) after();
         done();
       });
@@ -666,7 +681,8 @@ struct Engine {
 
   /// Reduces one gradient bucket: dense gradients over DP, expert gradients over expert-DP.
   void reduce_bucket(RankRun& r, int chunk, int bucket) {
-    const CollectiveOp op = plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+    const CollectiveOp op =
+        plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [kind, bytes] : bucket_parts(r, chunk, bucket, workload.grad_bytes)) {
       dp_collective(r, kind, op, bytes, nullptr);
     }
@@ -732,10 +748,11 @@ struct Engine {
         const int ci = static_cast<int>(c), bi = static_cast<int>(b);
         for (const auto& [kind, bytes] : parts) {
           ++*remaining;
-          dp_collective(r, kind, CollectiveOp::all_gather, bytes, [this, &r, ci, bi, left, remaining, finish] {
-            if (--*left == 0) params_arrived(r, ci, bi);
-            if (--*remaining == 0 && *finish) (*finish)();
-          });
+          dp_collective(r, kind, CollectiveOp::all_gather, bytes,
+                        [this, &r, ci, bi, left, remaining, finish] {
+                          if (--*left == 0) params_arrived(r, ci, bi);
+                          if (--*remaining == 0 && *finish) (*finish)();
+                        });
         }
       }
     }
@@ -765,14 +782,19 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   const Placement placement(plan, plan.gpus());
   Communicator comm(simulation, system, collective, placement, options);
   std::vector<TraceEvent> trace;
-  Engine engine{simulation, comm, workload, plan, placement, options, {}, {}, options.trace ? &trace : nullptr, {}, {}};
+  Engine engine{simulation, comm,      workload,
+                plan,       placement, options,
+                {},         {},        options.trace ? &trace : nullptr,
+                {},         {}};
   const auto schedule = pipeline_schedule(plan.pp, plan.vp, workload.microbatches);
 
   std::vector<int> ranks;
   if (options.full_ranks) {
-    for (int r = 0; r < plan.gpus(); ++r) ranks.push_back(r);
+    for (int r = 0; r < plan.gpus(); ++r)
+      ranks.push_back(r);
   } else {
-    for (int s = 0; s < plan.pp; ++s) ranks.push_back(placement.stage_representative(s));
+    for (int s = 0; s < plan.pp; ++s)
+      ranks.push_back(placement.stage_representative(s));
   }
   for (int rank : ranks) {
     auto run = std::make_unique<RankRun>();
@@ -794,7 +816,8 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
     for (size_t i = 0; i < run->tasks.size(); ++i) {
       const PipelineTask& t = run->tasks[i];
       if (!t.forward) run->last_backward[t.chunk] = static_cast<int>(i);
-      if (t.forward && run->first_forward[t.chunk] < 0) run->first_forward[t.chunk] = static_cast<int>(i);
+      if (t.forward && run->first_forward[t.chunk] < 0)
+        run->first_forward[t.chunk] = static_cast<int>(i);
     }
     engine.by_rank[rank] = run.get();
     engine.ranks.push_back(std::move(run));
@@ -802,16 +825,18 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
   if (options.trace && comm.flow()) {
-    comm.flow_network()->set_link_rate_observer([&link_rates](sim::LinkId l, sim::Time t, double rate) {
-      auto& series = link_rates[static_cast<topologies::LinkId>(l)];
-      if (!series.empty() && series.back().first == t.us()) {
-        series.back().second = rate;
-      } else if (series.empty() || series.back().second != rate) {
-        series.emplace_back(t.us(), rate);
-      }
-    });
+    comm.flow_network()->set_link_rate_observer(
+        [&link_rates](sim::LinkId l, sim::Time t, double rate) {
+          auto& series = link_rates[static_cast<topologies::LinkId>(l)];
+          if (!series.empty() && series.back().first == t.us()) {
+            series.back().second = rate;
+          } else if (series.empty() || series.back().second != rate) {
+            series.emplace_back(t.us(), rate);
+          }
+        });
   }
-  for (auto& r : engine.ranks) engine.start(*r);
+  for (auto& r : engine.ranks)
+    engine.start(*r);
   simulation.run();
 
   // Per-stage breakdowns (averaged over the simulated ranks of a stage).
@@ -898,11 +923,11 @@ nlohmann::json trace_to_json(const StepResult& result) {
   std::set<int> named;
   for (const TraceEvent& e : result.trace) {
     if (named.insert(e.pid).second) {
-      events.push_back({{"name", "process_name"},
-                        {"ph", "M"},
-                        {"pid", e.pid},
-                        {"args", {{"name", e.value ? std::string("links")
-                                                   : fmt::format("stage {}", e.pid)}}}});
+      events.push_back(
+          {{"name", "process_name"},
+           {"ph", "M"},
+           {"pid", e.pid},
+           {"args", {{"name", e.value ? std::string("links") : fmt::format("stage {}", e.pid)}}}});
     }
     const auto [it, inserted] = tids.emplace(e.track, static_cast<int>(tids.size()));
     if (inserted) {

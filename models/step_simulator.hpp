@@ -28,9 +28,9 @@ namespace fabricsim::models {
 struct StepOptions {
   Backend backend = Backend::flow;
   topologies::RoutingStrategy routing = topologies::RoutingStrategy::ecmp;
-  bool full_ranks = false;           ///< simulate every GPU instead of one per stage
-  bool pp_all_instances = false;     ///< simulate every pipeline's sends, not one pipeline's
-  bool trace = false;                ///< record compute/comm intervals for a Chrome trace
+  bool full_ranks = false;        ///< simulate every GPU instead of one per stage
+  bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
+  bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   int busiest_links = 8;
 };
 
@@ -44,7 +44,7 @@ struct StageBreakdown {
   double bubble = 0;      ///< waiting for the neighbouring stage to produce it
   double exposed_dp = 0;  ///< waiting for parameter gathers and gradient reductions
   double optimizer = 0;
-  double end = 0;         ///< when this stage finished the step
+  double end = 0;  ///< when this stage finished the step
 };
 
 struct LinkUse {

@@ -16,15 +16,15 @@ constexpr double kActivationBytes = 2.0;  // bf16 activations and activation gra
 
 /// Per-rank shapes of one layer under the plan.
 struct Shapes {
-  double tokens;        ///< T: tokens of a micro-batch on one context-parallel rank
-  double norm_tokens;   ///< tokens in the sequence-parallel regions (T / tp with SP)
-  double moe_tokens;    ///< tokens entering an MoE block on one rank
+  double tokens;       ///< T: tokens of a micro-batch on one context-parallel rank
+  double norm_tokens;  ///< tokens in the sequence-parallel regions (T / tp with SP)
+  double moe_tokens;   ///< tokens entering an MoE block on one rank
   double hidden;
-  double q_heads;       ///< local query heads
-  double kv_heads;      ///< local key/value heads
-  double head_dim;      ///< q/k width (MLA: nope + rope)
+  double q_heads;   ///< local query heads
+  double kv_heads;  ///< local key/value heads
+  double head_dim;  ///< q/k width (MLA: nope + rope)
   double v_dim;
-  double ffn;           ///< local dense MLP width
+  double ffn;             ///< local dense MLP width
   double attention_span;  ///< keys each query attends to before the causal halving
   int tp, cp, ep;
   bool sp;
@@ -135,7 +135,9 @@ class ProgramBuilder {
 };
 
 /// The linear-layer GEMM precision of a training precision.
-Precision linear_precision(Precision p) { return p; }
+Precision linear_precision(Precision p) {
+  return p;
+}
 
 bool low_precision(Precision p) {
   return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
@@ -206,7 +208,8 @@ struct LayerEmitter {
   }
 
   void tp_gather(ProgramBuilder& b, double elements) const {
-    if (s.tp > 1 && s.sp) b.comm(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes);
+    if (s.tp > 1 && s.sp)
+      b.comm(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes);
   }
 
   /// Output of a row-parallel GEMM: reduce-scatter (SP) or all-reduce across TP.
@@ -276,7 +279,8 @@ struct LayerEmitter {
       return;
     }
     if (overlap_tp()) {
-      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, sm_contention(kBulkSms), body);
+      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, sm_contention(kBulkSms),
+                   body);
     } else {
       b.comm(GroupKind::tp, actual, elements * kActivationBytes);
       body();
@@ -301,10 +305,9 @@ struct LayerEmitter {
     const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
     for (int step = 0; step < s.cp; ++step) {
       if (step + 1 < s.cp) {
-        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
-                     slowdown, [&] {
-                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
-                     });
+        b.overlapped(
+            GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0), slowdown,
+            [&] { b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span()); });
       } else {
         b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
       }
@@ -462,11 +465,13 @@ struct LayerEmitter {
       const MlaConfig& a = *model.mla;
       const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
       cast(b, "cast_grad", T * qkv_out);
-      b.gemm("kv_up_dgrad", lin(), T, a.kv_lora_rank, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
+      b.gemm("kv_up_dgrad", lin(), T, a.kv_lora_rank,
+             s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
       b.gemm("kv_down_dgrad", lin(), T, h, a.kv_lora_rank + a.qk_rope_head_dim);
       b.gemm("q_dgrad", lin(), T, h, s.q_heads * qk);
       if (!lora) {
-        b.gemm("kv_up_wgrad", lin(), a.kv_lora_rank, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), T);
+        b.gemm("kv_up_wgrad", lin(), a.kv_lora_rank,
+               s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), T);
         b.gemm("kv_down_wgrad", lin(), h, a.kv_lora_rank + a.qk_rope_head_dim, T);
         b.gemm("q_wgrad", lin(), h, s.q_heads * qk, T);
       }
@@ -499,7 +504,8 @@ struct LayerEmitter {
     bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
-      const double routed = s.moe_tokens * e.top_k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
+      const double routed =
+          s.moe_tokens * e.top_k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
       const double gate = s.gated ? 2.0 : 1.0;
       bytes += routed * h * a * 2 + routed * e.expert_ffn * (gate + 1) * a;
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
@@ -549,9 +555,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   s.attention_span = model.seq_len;
   if (training.task == TrainingTask::sft) {
     s.attention_span = std::min<double>(model.seq_len, options.sft_document_tokens);
-    w.notes.push_back(fmt::format("fine-tuning sequences are packed documents of {} tokens: "
-                                  "attention spans one document",
-                                  options.sft_document_tokens));
+    w.notes.push_back(
+        fmt::format("fine-tuning sequences are packed documents of {} tokens: "
+                    "attention spans one document",
+                    options.sft_document_tokens));
   }
 
   // Slowdown of compute while a collective holds SMs: NCCL runs one block per channel.
@@ -564,7 +571,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const int virtual_stages = plan.pp * plan.vp;
   w.stages.resize(static_cast<size_t>(plan.pp));
   std::vector<int> first_layer(static_cast<size_t>(virtual_stages), 0);
-  for (int v = 1; v < virtual_stages; ++v) first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
+  for (int v = 1; v < virtual_stages; ++v)
+    first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
   // Gradients are kept and reduced in bf16 (Megatron-Core's grad_reduce_in_fp32 = false); fp16
   // training keeps fp32 main gradients for loss scaling.
   const double grad_bytes = training.precision == Precision::fp16 ? 4.0 : 2.0;
@@ -601,7 +609,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         double filled = 0;
         int bucket = 0;
         for (size_t i = params.size(); i-- > 0;) {
-          const double bytes = (lora ? params[i].lora : params[i].dense + params[i].expert) * grad_bytes;
+          const double bytes =
+              (lora ? params[i].lora : params[i].dense + params[i].expert) * grad_bytes;
           if (filled > 0 && filled >= plan.bucket_bytes) {
             ++bucket;
             filled = 0;
@@ -623,7 +632,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         if (c.has_lm_head) c.buckets.front().dense += head_params;
       }
       for (size_t i = 0; i < params.size(); ++i) {
-        if (i == 0 || bucket_of[i] != bucket_of[i - 1]) fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
+        if (i == 0 || bucket_of[i] != bucket_of[i - 1])
+          fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
         emit.forward(fwd, c.first_layer + static_cast<int>(i));
         c.activation_bytes += emit.activations(c.first_layer + static_cast<int>(i));
       }
@@ -668,7 +678,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         c.dense_params += p.dense;
         c.trainable_params += lora ? p.lora : p.dense + p.expert;
       }
-      if (!lora) c.trainable_params += (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0);
+      if (!lora)
+        c.trainable_params +=
+            (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0);
       c.p2p_bytes = T * h * kActivationBytes / (s.sp ? plan.tp : 1);
       sw.dense_params += c.dense_params;
       sw.expert_params += c.expert_params;
@@ -686,7 +698,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     } else {
       trainable = (sw.dense_params * dense_share + sw.expert_params * expert_share);
     }
-    sw.optimizer_seconds = memory_seconds(gpu, profile, 34.0 * trainable) + profile.kernel_launch.s();
+    sw.optimizer_seconds =
+        memory_seconds(gpu, profile, 34.0 * trainable) + profile.kernel_launch.s();
   }
 
   // FLOP accounting over all GPUs.

@@ -189,8 +189,8 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
 TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
   // TP8 with sequence parallelism, per layer: forward all-gathers before qkv and fc1 and
   // reduce-scatters after proj and fc2 (4; with overlap each reduce-scatter is pipelined, its
-  // last quarter exposed as a second collective: 6); backward all-gathers for fc2, fc1, proj and qkv
-  // dgrad and reduce-scatters after the fc1 and qkv wgrads (6). The embedding reduce-scatters
+  // last quarter exposed as a second collective: 6); backward all-gathers for fc2, fc1, proj and
+  // qkv dgrad and reduce-scatters after the fc1 and qkv wgrads (6). The embedding reduce-scatters
   // (forward) and all-gathers (backward); the head all-gathers its input and all-reduces the
   // loss statistics (forward) and reduce-scatters its input gradient (backward).
   const Case c8 = make_case("llama2-7b", 8, 1, 1, 4);

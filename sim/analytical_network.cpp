@@ -19,9 +19,7 @@ std::vector<double> AnalyticalNetwork::usable_capacities(const std::vector<LinkC
 }
 
 AnalyticalNetwork::AnalyticalNetwork(Simulation& simulation, std::vector<LinkCapacity> links)
-    : simulation_(simulation),
-      usable_(usable_capacities(links)),
-      link_bytes_(links.size(), 0.0) {}
+    : simulation_(simulation), usable_(usable_capacities(links)), link_bytes_(links.size(), 0.0) {}
 
 double AnalyticalNetwork::uncontended_rate(const std::vector<double>& usable, const Route& route,
                                            double weight, double max_rate) {
@@ -39,8 +37,8 @@ Time AnalyticalNetwork::uncontended_time(const std::vector<double>& usable, cons
                                          const FlowRequest& request) {
   const double bytes = std::max(0.0, request.bytes.count());
   const double weight = request.weight > 0 ? request.weight : 1.0;
-  const double max_rate = request.max_rate ? request.max_rate->bytes_per_s()
-                                           : std::numeric_limits<double>::infinity();
+  const double max_rate =
+      request.max_rate ? request.max_rate->bytes_per_s() : std::numeric_limits<double>::infinity();
   const double rate = uncontended_rate(usable, route, weight, max_rate);
   Time duration = Time::zero();
   if (bytes > 0 && std::isfinite(rate)) {
@@ -53,15 +51,15 @@ void AnalyticalNetwork::start_flow(const Route& route, FlowRequest request) {
   ++stats_.flows_started;
   const double bytes = std::max(0.0, request.bytes.count());
   const Time arrival = uncontended_time(usable_, route, request);
-  for (const LinkShare& share : route.links) link_bytes_[share.link] += bytes * share.fraction;
+  for (const LinkShare& share : route.links)
+    link_bytes_[share.link] += bytes * share.fraction;
   ++active_;
   stats_.peak_active_flows = std::max<uint64_t>(stats_.peak_active_flows, active_);
-  simulation_.schedule_in(arrival,
-                          [this, done = std::move(request.on_complete)] {
-                            --active_;
-                            ++stats_.flows_completed;
-                            if (done) done();
-                          });
+  simulation_.schedule_in(arrival, [this, done = std::move(request.on_complete)] {
+    --active_;
+    ++stats_.flows_completed;
+    if (done) done();
+  });
 }
 
 }  // namespace fabricsim::sim

@@ -21,7 +21,8 @@ std::vector<FlowNetwork::FlowRate> FlowNetwork::active_flow_rates() const {
   for (const Flow& f : flows_) {
     if (!f.active) continue;
     FlowRate r{{}, f.rate, f.weight, f.max_rate};
-    for (const Incidence& inc : f.links) r.links.push_back(LinkShare{inc.link, inc.fraction});
+    for (const Incidence& inc : f.links)
+      r.links.push_back(LinkShare{inc.link, inc.fraction});
     out.push_back(std::move(r));
   }
   return out;
@@ -40,8 +41,8 @@ uint32_t FlowNetwork::allocate_flow() {
 void FlowNetwork::start_flow(const Route& route, FlowRequest request) {
   ++stats_.flows_started;
   const double bytes = std::max(0.0, request.bytes.count());
-  const double max_rate = request.max_rate ? request.max_rate->bytes_per_s()
-                                           : std::numeric_limits<double>::infinity();
+  const double max_rate =
+      request.max_rate ? request.max_rate->bytes_per_s() : std::numeric_limits<double>::infinity();
   const bool capped = std::isfinite(max_rate);
   if (bytes == 0 || (route.links.empty() && !capped)) {
     // Nothing to share: the data is there after the route latency.
@@ -55,8 +56,8 @@ void FlowNetwork::start_flow(const Route& route, FlowRequest request) {
   for (const LinkShare& share : route.links) {
     if (share.link >= links_.size()) throw std::out_of_range("FlowNetwork: unknown link id");
     Link& link = links_[share.link];
-    f.links.push_back(Incidence{share.link, share.fraction,
-                                static_cast<uint32_t>(link.members.size())});
+    f.links.push_back(
+        Incidence{share.link, share.fraction, static_cast<uint32_t>(link.members.size())});
     link.members.push_back(Member{index, static_cast<uint32_t>(f.links.size() - 1)});
     mark_dirty(share.link);
   }
@@ -212,7 +213,8 @@ void FlowNetwork::advance(Flow& f, int64_t now) {
       std::min(f.remaining, f.rate * static_cast<double>(now - f.last_update) * 1e-12);
   f.remaining -= moved;
   f.last_update = now;
-  for (const Incidence& inc : f.links) link_bytes_[inc.link] += moved * inc.fraction;
+  for (const Incidence& inc : f.links)
+    link_bytes_[inc.link] += moved * inc.fraction;
 }
 
 void FlowNetwork::apply_new_rates() {
@@ -257,14 +259,16 @@ void FlowNetwork::schedule_next_completion() {
   if (next == completion_event_time_ && simulation_.is_pending(completion_event_)) return;
   if (completion_event_.valid()) simulation_.cancel(completion_event_);
   completion_event_time_ = next;
-  completion_event_ = simulation_.schedule_at(Time::from_ps(next), [this] { on_completion_event(); });
+  completion_event_ =
+      simulation_.schedule_at(Time::from_ps(next), [this] { on_completion_event(); });
 }
 
 void FlowNetwork::finish_flow(uint32_t index, std::vector<uint32_t>& done) {
   Flow& f = flows_[index];
   advance(f, simulation_.now().ps());
   // Account whatever rounding left over, so link byte counts add up to the flow's bytes.
-  for (const Incidence& inc : f.links) link_bytes_[inc.link] += f.remaining * inc.fraction;
+  for (const Incidence& inc : f.links)
+    link_bytes_[inc.link] += f.remaining * inc.fraction;
   f.remaining = 0;
   for (const Incidence& inc : f.links) {
     Link& link = links_[inc.link];

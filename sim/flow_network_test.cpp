@@ -12,13 +12,15 @@ namespace {
 
 std::vector<LinkCapacity> caps(std::initializer_list<double> bytes_per_s) {
   std::vector<LinkCapacity> out;
-  for (double c : bytes_per_s) out.push_back({Bandwidth::bytes_per_s(c), 1.0});
+  for (double c : bytes_per_s)
+    out.push_back({Bandwidth::bytes_per_s(c), 1.0});
   return out;
 }
 
 Route route(std::initializer_list<LinkId> links, Time latency = Time::zero()) {
   Route r;
-  for (LinkId l : links) r.links.push_back({l, 1.0});
+  for (LinkId l : links)
+    r.links.push_back({l, 1.0});
   r.latency = latency;
   return r;
 }
@@ -26,7 +28,8 @@ Route route(std::initializer_list<LinkId> links, Time latency = Time::zero()) {
 std::vector<double> rates_now(Simulation& sim, const FlowNetwork& net) {
   sim.run_until(sim.now());  // let the same-instant solve run
   std::vector<double> out;
-  for (const auto& f : net.active_flow_rates()) out.push_back(f.rate);
+  for (const auto& f : net.active_flow_rates())
+    out.push_back(f.rate);
   return out;
 }
 
@@ -38,7 +41,8 @@ TEST_CASE("a lone flow runs at its bottleneck and pays the route latency", "[flo
   links[1].efficiency = 0.5;  // usable 25 B/s
   FlowNetwork net(sim, links);
   Time done;
-  net.start_flow(route({0, 1}, Time::from_us(3)), {Bytes::of(100), 1, {}, [&] { done = sim.now(); }});
+  net.start_flow(route({0, 1}, Time::from_us(3)),
+                 {Bytes::of(100), 1, {}, [&] { done = sim.now(); }});
   sim.run();
   CHECK(done == Time::from_s(4) + Time::from_us(3));
   CHECK(net.link_bytes()[0] == Approx(100));
@@ -138,21 +142,26 @@ TEST_CASE("random flow sets satisfy the max-min conditions", "[flow][invariant]"
     for (int i = 0; i < n_flows; ++i) {
       Route r;
       std::vector<LinkId> ids(n_links);
-      for (int l = 0; l < n_links; ++l) ids[l] = static_cast<LinkId>(l);
+      for (int l = 0; l < n_links; ++l)
+        ids[l] = static_cast<LinkId>(l);
       std::shuffle(ids.begin(), ids.end(), rng);
       const int hops = 1 + static_cast<int>(rng() % 3);
-      for (int h = 0; h < hops; ++h) r.links.push_back({ids[h], (rng() % 2) ? 1.0 : 0.5});
+      for (int h = 0; h < hops; ++h)
+        r.links.push_back({ids[h], (rng() % 2) ? 1.0 : 0.5});
       FlowRequest req{Bytes::of(1e9), 1.0 + static_cast<double>(rng() % 3), {}, {}};
-      if (rng() % 4 == 0) req.max_rate = Bandwidth::bytes_per_s(1 + static_cast<double>(rng() % 20));
+      if (rng() % 4 == 0)
+        req.max_rate = Bandwidth::bytes_per_s(1 + static_cast<double>(rng() % 20));
       net.start_flow(r, std::move(req));
     }
     sim.run_until(Time::zero());
     const auto flows = net.active_flow_rates();
     std::vector<double> load(n_links, 0.0);
     for (const auto& f : flows) {
-      for (const auto& s : f.links) load[s.link] += f.rate * s.fraction;
+      for (const auto& s : f.links)
+        load[s.link] += f.rate * s.fraction;
     }
-    for (int l = 0; l < n_links; ++l) CHECK(load[l] <= net.usable_capacity(l) * (1 + 1e-9));
+    for (int l = 0; l < n_links; ++l)
+      CHECK(load[l] <= net.usable_capacity(l) * (1 + 1e-9));
     for (const auto& f : flows) {
       if (f.rate >= f.max_rate * (1 - 1e-9)) continue;
       bool has_bottleneck = false;
@@ -161,7 +170,8 @@ TEST_CASE("random flow sets satisfy the max-min conditions", "[flow][invariant]"
         bool largest = true;
         for (const auto& g : flows) {
           for (const auto& t : g.links) {
-            if (t.link == s.link && g.rate / g.weight > f.rate / f.weight * (1 + 1e-9)) largest = false;
+            if (t.link == s.link && g.rate / g.weight > f.rate / f.weight * (1 + 1e-9))
+              largest = false;
           }
         }
         if (largest) has_bottleneck = true;
@@ -215,7 +225,8 @@ TEST_CASE("flow and analytical backends agree exactly without contention", "[flo
   const auto flow = run([&](Simulation& s) { return std::make_unique<FlowNetwork>(s, links); });
   const auto analytical =
       run([&](Simulation& s) { return std::make_unique<AnalyticalNetwork>(s, links); });
-  for (size_t i = 0; i < specs.size(); ++i) CHECK(flow[i].ps() == analytical[i].ps());
+  for (size_t i = 0; i < specs.size(); ++i)
+    CHECK(flow[i].ps() == analytical[i].ps());
 }
 
 TEST_CASE("flows that start from completion callbacks are solved together", "[flow]") {

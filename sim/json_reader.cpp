@@ -100,7 +100,8 @@ int64_t JsonValue::as_non_negative_int() const {
 
 std::string JsonValue::as_enum(const std::vector<std::string>& choices) const {
   std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  for (const auto& c : choices)
+    list += (list.empty() ? "" : ", ") + c;
   if (!value_->is_string()) fail(fmt::format("one of {}", list));
   std::string v = value_->get<std::string>();
   for (const auto& c : choices) {
@@ -154,13 +155,16 @@ FlopRate JsonValue::as_flop_rate() const {
   return r;
 }
 
-ObjectReader JsonValue::as_object() const { return ObjectReader(*this); }
+ObjectReader JsonValue::as_object() const {
+  return ObjectReader(*this);
+}
 
 std::vector<JsonValue> JsonValue::as_array() const {
   if (!value_->is_array()) fail("an array");
   std::vector<JsonValue> out;
   out.reserve(value_->size());
-  for (size_t i = 0; i < value_->size(); ++i) out.push_back(at(i));
+  for (size_t i = 0; i < value_->size(); ++i)
+    out.push_back(at(i));
   return out;
 }
 
@@ -195,11 +199,14 @@ std::optional<JsonValue> ObjectReader::optional(std::string_view key) {
   return self_.child(*it, json_pointer_child(self_.pointer(), key));
 }
 
-void ObjectReader::ignore(std::string_view key) { known_.emplace(key); }
+void ObjectReader::ignore(std::string_view key) {
+  known_.emplace(key);
+}
 
 std::vector<std::string> ObjectReader::keys() const {
   std::vector<std::string> out;
-  for (const auto& item : self_.raw().items()) out.push_back(item.key());
+  for (const auto& item : self_.raw().items())
+    out.push_back(item.key());
   return out;
 }
 
@@ -207,7 +214,8 @@ void ObjectReader::finish() const {
   for (const auto& item : self_.raw().items()) {
     if (known_.count(item.key()) != 0) continue;
     std::string list;
-    for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+    for (const auto& k : known_)
+      list += (list.empty() ? "" : ", ") + k;
     throw InputError(self_.file(), json_pointer_child(self_.pointer(), item.key()),
                      fmt::format("unknown key '{}' (expected one of: {})", item.key(), list));
   }
@@ -217,7 +225,9 @@ JsonDocument::JsonDocument(nlohmann::json value, std::string file)
     : source_(std::make_shared<const JsonSource>(
           JsonSource{std::move(file), std::make_shared<const nlohmann::json>(std::move(value))})) {}
 
-JsonValue JsonDocument::root() const { return JsonValue(*source_->document, source_, ""); }
+JsonValue JsonDocument::root() const {
+  return JsonValue(*source_->document, source_, "");
+}
 
 JsonDocument parse_json_text(std::string_view text, const std::string& name) {
   try {

@@ -19,15 +19,13 @@ TEST_CASE("unknown keys are errors that list the accepted keys", "[json][bad-inp
   const auto doc = parse_json_text(R"({"gpus": 8, "gpu": "h100"})", "s.json");
   auto root = doc.root().as_object();
   CHECK(root.required("gpus").as_positive_int() == 8);
-  CHECK_THROWS_WITH(root.finish(),
-                    "s.json: /gpu: unknown key 'gpu' (expected one of: gpus)");
+  CHECK_THROWS_WITH(root.finish(), "s.json: /gpu: unknown key 'gpu' (expected one of: gpus)");
 }
 
 TEST_CASE("malformed JSON names line and column", "[json][bad-input]") {
   CHECK_THROWS_WITH(parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "x.json"),
                     Catch::StartsWith("x.json: line 3, column 8: malformed JSON"));
-  CHECK_THROWS_WITH(load_json_file("/nonexistent/file.json"),
-                    Catch::Contains("cannot open file"));
+  CHECK_THROWS_WITH(load_json_file("/nonexistent/file.json"), Catch::Contains("cannot open file"));
 }
 
 TEST_CASE("typed accessors accept good values", "[json]") {

@@ -37,7 +37,8 @@ struct LinkCapacity {
 struct FlowRequest {
   Bytes bytes;
   double weight = 1.0;  ///< relative priority under max-min sharing
-  std::optional<Bandwidth> max_rate;  ///< per-flow rate cap (protocol/channel limits); none = no cap
+  std::optional<Bandwidth>
+      max_rate;  ///< per-flow rate cap (protocol/channel limits); none = no cap
   std::function<void()> on_complete;  ///< runs when the last byte has arrived
 };
 

@@ -16,39 +16,65 @@ struct Suffix {
 };
 
 constexpr std::array kTimeSuffixes{
-    Suffix{"ps", 1e-12}, Suffix{"ns", 1e-9},  Suffix{"us", 1e-6},   Suffix{"µs", 1e-6},
-    Suffix{"ms", 1e-3},  Suffix{"s", 1.0},    Suffix{"sec", 1.0},   Suffix{"min", 60.0},
+    Suffix{"ps", 1e-12}, Suffix{"ns", 1e-9},   Suffix{"us", 1e-6},     Suffix{"µs", 1e-6},
+    Suffix{"ms", 1e-3},  Suffix{"s", 1.0},     Suffix{"sec", 1.0},     Suffix{"min", 60.0},
     Suffix{"h", 3600.0}, Suffix{"d", 86400.0}, Suffix{"day", 86400.0}, Suffix{"days", 86400.0},
 };
 
 constexpr double kKi = 1024.0;
 constexpr std::array kByteSuffixes{
-    Suffix{"B", 1.0},           Suffix{"bytes", 1.0},
-    Suffix{"kB", 1e3},          Suffix{"KB", 1e3},
-    Suffix{"MB", 1e6},          Suffix{"GB", 1e9},
-    Suffix{"TB", 1e12},         Suffix{"PB", 1e15},
-    Suffix{"KiB", kKi},         Suffix{"MiB", kKi * kKi},
-    Suffix{"GiB", kKi * kKi * kKi}, Suffix{"TiB", kKi * kKi * kKi * kKi},
-    Suffix{"K", kKi},           Suffix{"M", kKi * kKi},
-    Suffix{"G", kKi * kKi * kKi}, Suffix{"T", kKi * kKi * kKi * kKi},
+    Suffix{"B", 1.0},
+    Suffix{"bytes", 1.0},
+    Suffix{"kB", 1e3},
+    Suffix{"KB", 1e3},
+    Suffix{"MB", 1e6},
+    Suffix{"GB", 1e9},
+    Suffix{"TB", 1e12},
+    Suffix{"PB", 1e15},
+    Suffix{"KiB", kKi},
+    Suffix{"MiB", kKi* kKi},
+    Suffix{"GiB", kKi* kKi* kKi},
+    Suffix{"TiB", kKi* kKi* kKi* kKi},
+    Suffix{"K", kKi},
+    Suffix{"M", kKi* kKi},
+    Suffix{"G", kKi* kKi* kKi},
+    Suffix{"T", kKi* kKi* kKi* kKi},
 };
 
 // Bandwidth in bytes per second.
 constexpr std::array kBandwidthSuffixes{
-    Suffix{"bps", 1.0 / 8},        Suffix{"b/s", 1.0 / 8},       Suffix{"Kbps", 1e3 / 8},
-    Suffix{"kbps", 1e3 / 8},       Suffix{"Kb/s", 1e3 / 8},      Suffix{"kb/s", 1e3 / 8},
-    Suffix{"Mbps", 1e6 / 8},       Suffix{"Mb/s", 1e6 / 8},      Suffix{"Gbps", 1e9 / 8},
-    Suffix{"Gb/s", 1e9 / 8},       Suffix{"Tbps", 1e12 / 8},     Suffix{"Tb/s", 1e12 / 8},
-    Suffix{"B/s", 1.0},            Suffix{"Bps", 1.0},           Suffix{"kB/s", 1e3},
-    Suffix{"KB/s", 1e3},           Suffix{"MB/s", 1e6},          Suffix{"MBps", 1e6},
-    Suffix{"GB/s", 1e9},           Suffix{"GBps", 1e9},          Suffix{"TB/s", 1e12},
-    Suffix{"TBps", 1e12},          Suffix{"KiB/s", kKi},         Suffix{"MiB/s", kKi * kKi},
-    Suffix{"GiB/s", kKi * kKi * kKi}, Suffix{"TiB/s", kKi * kKi * kKi * kKi},
+    Suffix{"bps", 1.0 / 8},
+    Suffix{"b/s", 1.0 / 8},
+    Suffix{"Kbps", 1e3 / 8},
+    Suffix{"kbps", 1e3 / 8},
+    Suffix{"Kb/s", 1e3 / 8},
+    Suffix{"kb/s", 1e3 / 8},
+    Suffix{"Mbps", 1e6 / 8},
+    Suffix{"Mb/s", 1e6 / 8},
+    Suffix{"Gbps", 1e9 / 8},
+    Suffix{"Gb/s", 1e9 / 8},
+    Suffix{"Tbps", 1e12 / 8},
+    Suffix{"Tb/s", 1e12 / 8},
+    Suffix{"B/s", 1.0},
+    Suffix{"Bps", 1.0},
+    Suffix{"kB/s", 1e3},
+    Suffix{"KB/s", 1e3},
+    Suffix{"MB/s", 1e6},
+    Suffix{"MBps", 1e6},
+    Suffix{"GB/s", 1e9},
+    Suffix{"GBps", 1e9},
+    Suffix{"TB/s", 1e12},
+    Suffix{"TBps", 1e12},
+    Suffix{"KiB/s", kKi},
+    Suffix{"MiB/s", kKi* kKi},
+    Suffix{"GiB/s", kKi* kKi* kKi},
+    Suffix{"TiB/s", kKi* kKi* kKi* kKi},
 };
 
 constexpr std::array kFlopRateSuffixes{
-    Suffix{"FLOPS", 1.0},   Suffix{"FLOP/s", 1.0},   Suffix{"GFLOPS", 1e9},  Suffix{"GFLOP/s", 1e9},
-    Suffix{"TFLOPS", 1e12}, Suffix{"TFLOP/s", 1e12}, Suffix{"PFLOPS", 1e15}, Suffix{"PFLOP/s", 1e15},
+    Suffix{"FLOPS", 1.0},   Suffix{"FLOP/s", 1.0},   Suffix{"GFLOPS", 1e9},
+    Suffix{"GFLOP/s", 1e9}, Suffix{"TFLOPS", 1e12},  Suffix{"TFLOP/s", 1e12},
+    Suffix{"PFLOPS", 1e15}, Suffix{"PFLOP/s", 1e15},
 };
 
 constexpr std::array kFlopSuffixes{
@@ -57,8 +83,10 @@ constexpr std::array kFlopSuffixes{
 };
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -71,7 +99,8 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
     throw UnitError(fmt::format("expected {}, got '{}'", what, text));
   }
   if (!std::isfinite(value) || value < 0) {
-    throw UnitError(fmt::format("expected {} (a finite, non-negative number), got '{}'", what, text));
+    throw UnitError(
+        fmt::format("expected {} (a finite, non-negative number), got '{}'", what, text));
   }
   return {value, trim(std::string_view(end, static_cast<size_t>(s.data() + s.size() - end)))};
 }
@@ -133,6 +162,8 @@ std::string format_bytes(Bytes b) {
   return fmt::format("{:.4g} TiB", v / (kKi * kKi * kKi * kKi));
 }
 
-std::string format_bandwidth(Bandwidth bw) { return fmt::format("{:.1f} GB/s", bw.gbytes_per_s()); }
+std::string format_bandwidth(Bandwidth bw) {
+  return fmt::format("{:.1f} GB/s", bw.gbytes_per_s());
+}
 
 }  // namespace fabricsim::sim

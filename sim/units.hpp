@@ -158,7 +158,9 @@ inline Time ceil_seconds(double s) {
 }  // namespace detail
 
 /// a + b for non-negative durations, saturating at Time::max() ("never") instead of overflowing.
-inline Time saturating_add(Time a, Time b) { return b > Time::max() - a ? Time::max() : a + b; }
+inline Time saturating_add(Time a, Time b) {
+  return b > Time::max() - a ? Time::max() : a + b;
+}
 
 /// Time to move `bytes` at `rate`, rounded up to the next picosecond. Every byte/bandwidth
 /// conversion in the simulator goes through here so that different backends agree exactly.
@@ -175,8 +177,14 @@ inline Time compute_time(Flops work, FlopRate rate) {
   return detail::ceil_seconds(work.count() / rate.per_s());
 }
 
-inline Bandwidth operator/(Bytes b, Time t) { return Bandwidth::bytes_per_s(b.count() / t.s()); }
-inline FlopRate operator/(Flops f, Time t) { return FlopRate::per_s(f.count() / t.s()); }
-inline Bytes operator*(Bandwidth r, Time t) { return Bytes::of(r.bytes_per_s() * t.s()); }
+inline Bandwidth operator/(Bytes b, Time t) {
+  return Bandwidth::bytes_per_s(b.count() / t.s());
+}
+inline FlopRate operator/(Flops f, Time t) {
+  return FlopRate::per_s(f.count() / t.s());
+}
+inline Bytes operator*(Bandwidth r, Time t) {
+  return Bytes::of(r.bytes_per_s() * t.s());
+}
 
 }  // namespace fabricsim::sim

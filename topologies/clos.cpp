@@ -26,7 +26,8 @@ long long clos_capacity(int level1_up_ports, const std::vector<ClosTier>& upper)
   (void)level1_up_ports;
   if (upper.empty()) return 1;
   long long capacity = upper.back().ports;
-  for (size_t i = 0; i + 1 < upper.size(); ++i) capacity *= upper[i].ports - upper[i].up_ports;
+  for (size_t i = 0; i + 1 < upper.size(); ++i)
+    capacity *= upper[i].ports - upper[i].up_ports;
   return capacity;
 }
 
@@ -37,7 +38,8 @@ ClosResult build_clos(TopologyBuilder& builder, const ClosInput& in) {
   pods.reserve(in.level1_pods.size());
   for (const auto& tops : in.level1_pods) {
     Pod pod{tops, tops, next_id++};
-    for (NodeId s : tops) set_pod(builder.node(s), 0, pod.id);
+    for (NodeId s : tops)
+      set_pod(builder.node(s), 0, pod.id);
     pods.push_back(std::move(pod));
   }
   if (in.upper.empty()) {
@@ -61,9 +63,9 @@ ClosResult build_clos(TopologyBuilder& builder, const ClosInput& in) {
     const bool top = i + 1 == in.upper.size();
     const std::string field = fmt::format("scale_out/tiers/{}", i + 1);
     if (up <= 0) {
-      throw SpecError(fmt::format("scale_out/tiers/{}/up_ports", i),
-                      fmt::format("tier {} has no uplinks to tier {}", tier_number - 1,
-                                  tier_number));
+      throw SpecError(
+          fmt::format("scale_out/tiers/{}/up_ports", i),
+          fmt::format("tier {} has no uplinks to tier {}", tier_number - 1, tier_number));
     }
     const int down = top ? tier.ports : tier.ports - tier.up_ports;
     if (down <= 0) {
@@ -117,7 +119,8 @@ ClosResult build_clos(TopologyBuilder& builder, const ClosInput& in) {
             ++lanes[static_cast<int>(port % static_cast<size_t>(count))];
           }
           for (const auto& [target, n] : lanes) {
-            builder.add_duplex(child, plane_switches[target], in.link_kind, up_bw * n, up_latency, n);
+            builder.add_duplex(child, plane_switches[target], in.link_kind, up_bw * n, up_latency,
+                               n);
           }
         }
         pod.tops.insert(pod.tops.end(), plane_switches.begin(), plane_switches.end());

@@ -19,8 +19,8 @@
 namespace fabricsim::topologies {
 
 struct ClosTier {
-  int ports = 0;     ///< switch radix
-  int up_ports = 0;  ///< ports toward the next tier; 0 for the top tier
+  int ports = 0;                ///< switch radix
+  int up_ports = 0;             ///< ports toward the next tier; 0 for the top tier
   sim::Bandwidth up_bandwidth;  ///< per port, toward the next tier
   sim::Time up_latency;
 };
@@ -37,7 +37,7 @@ struct ClosInput {
   LinkKind link_kind = LinkKind::network;
   std::string name_prefix;  ///< e.g. "p0-" for plane 0
   int plane = -1;
-  int domain = -1;  ///< domain of the new switches (scale-up fabrics), -1 for scale-out
+  int domain = -1;      ///< domain of the new switches (scale-up fabrics), -1 for scale-out
   int pod_id_base = 0;  ///< offset keeping pod ids unique across planes
 };
 

@@ -33,7 +33,8 @@ void validate(const ClusterSpec& spec) {
     if (nv.gpus_per_board <= 0 || nv.gpus_per_domain <= 0) {
       throw SpecError("nvlink/gpus_per_domain", "expected positive domain and board sizes");
     }
-    if (nv.gpus_per_board % spec.gpus_per_server != 0 && spec.gpus_per_server % nv.gpus_per_board != 0) {
+    if (nv.gpus_per_board % spec.gpus_per_server != 0 &&
+        spec.gpus_per_server % nv.gpus_per_board != 0) {
       throw SpecError("nvlink/gpus_per_board",
                       "an NVSwitch board must hold whole servers (or a server whole boards)");
     }
@@ -57,17 +58,17 @@ void validate(const ClusterSpec& spec) {
     }
     if (lanes != nv.links_per_gpu) {
       throw SpecError("nvlink/lanes_per_chip",
-                      fmt::format("the lanes per chip add up to {}, but a GPU has {} NVLinks", lanes,
-                                  nv.links_per_gpu));
+                      fmt::format("the lanes per chip add up to {}, but a GPU has {} NVLinks",
+                                  lanes, nv.links_per_gpu));
     }
     const int max_lanes = *std::max_element(nv.lanes_per_chip.begin(), nv.lanes_per_chip.end());
     const int needed = nv.gpus_per_board * max_lanes + nv.l1_up_ports;
     if (needed > nv.chip_ports) {
-      throw SpecError("nvlink/chip_ports",
-                      fmt::format("the NVSwitch radix is too small: {} GPUs x {} lanes + {} uplinks "
-                                  "need {} ports, a chip has {}",
-                                  nv.gpus_per_board, max_lanes, nv.l1_up_ports, needed,
-                                  nv.chip_ports));
+      throw SpecError(
+          "nvlink/chip_ports",
+          fmt::format("the NVSwitch radix is too small: {} GPUs x {} lanes + {} uplinks "
+                      "need {} ports, a chip has {}",
+                      nv.gpus_per_board, max_lanes, nv.l1_up_ports, needed, nv.chip_ports));
     }
     if (nv.gpus_per_domain > nv.gpus_per_board && (nv.l1_up_ports <= 0 || nv.l2_chip_ports <= 0)) {
       throw SpecError("nvlink/l1_up_ports",
@@ -120,8 +121,8 @@ std::vector<ClosTier> derive_upper_tiers(const ScaleOutSpec& spec, long long lea
   const int half = k / 2;
   for (int n = 2; n <= spec.max_tiers; ++n) {
     // n - 2 middle tiers with k/2 down and k/2 up, then a top tier with all k ports down.
-    tiers.assign(static_cast<size_t>(n - 1), ClosTier{k, half, spec.leaf_up_bandwidth,
-                                                      spec.switch_latency});
+    tiers.assign(static_cast<size_t>(n - 1),
+                 ClosTier{k, half, spec.leaf_up_bandwidth, spec.switch_latency});
     tiers.back().up_ports = 0;
     if (clos_capacity(spec.leaf_up_ports, tiers) >= leaves) return tiers;
   }
@@ -138,7 +139,8 @@ Topology build_cluster(const ClusterSpec& spec) {
   info.gpus_per_server = spec.gpus_per_server;
   info.notes = spec.notes;
   const int servers = servers_for(spec);
-  const int servers_per_domain = spec.nvlink ? spec.nvlink->gpus_per_domain / spec.gpus_per_server : 1;
+  const int servers_per_domain =
+      spec.nvlink ? spec.nvlink->gpus_per_domain / spec.gpus_per_server : 1;
   info.gpus_per_domain = spec.nvlink ? spec.nvlink->gpus_per_domain : spec.gpus_per_server;
   info.nvls = spec.nvlink && spec.nvlink->nvls;
   TopologyBuilder b(info);
@@ -209,7 +211,8 @@ Topology build_cluster(const ClusterSpec& spec) {
     for (int d = 0; d < domains; ++d) {
       // GPUs of this domain in rank order.
       std::vector<NodeId> gpus;
-      for (int s = d * servers_per_domain; s < std::min(servers, (d + 1) * servers_per_domain); ++s) {
+      for (int s = d * servers_per_domain; s < std::min(servers, (d + 1) * servers_per_domain);
+           ++s) {
         gpus.insert(gpus.end(), server_gpus[s].begin(), server_gpus[s].end());
       }
       std::vector<std::vector<NodeId>> boards;
@@ -260,7 +263,8 @@ Topology build_cluster(const ClusterSpec& spec) {
   if (!spec.scale_out) {
     const int domains = (servers + servers_per_domain - 1) / servers_per_domain;
     if (domains > 1) {
-      throw SpecError("scale_out", fmt::format("{} scale-up domains need a scale-out fabric", domains));
+      throw SpecError("scale_out",
+                      fmt::format("{} scale-up domains need a scale-out fabric", domains));
     }
   } else {
     const ScaleOutSpec& so = *spec.scale_out;
@@ -293,7 +297,8 @@ Topology build_cluster(const ClusterSpec& spec) {
           if (so.plane_per_rail && j != p) continue;
           const int r = so.rail_optimized && !so.plane_per_rail ? j : 0;
           const NodeId leaf = leaf_of[static_cast<size_t>(g * plane_rails + r)];
-          b.add_duplex(server_nics[s][j], leaf, LinkKind::network, so.nic_bandwidth, so.nic_latency);
+          b.add_duplex(server_nics[s][j], leaf, LinkKind::network, so.nic_bandwidth,
+                       so.nic_latency);
         }
       }
       ClosInput in;

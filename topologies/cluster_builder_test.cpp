@@ -9,11 +9,14 @@ using namespace fabricsim::topologies;
 
 namespace {
 
-Topology preset(const char* name, int gpus) { return build_cluster(find_system(name)->make(gpus)); }
+Topology preset(const char* name, int gpus) {
+  return build_cluster(find_system(name)->make(gpus));
+}
 
 std::vector<int> switches_per_tier(const Topology& t) {
   std::vector<int> out;
-  for (const auto& tier : summarize(t).scale_out_tiers) out.push_back(tier.switches);
+  for (const auto& tier : summarize(t).scale_out_tiers)
+    out.push_back(tier.switches);
   return out;
 }
 
@@ -36,10 +39,10 @@ TEST_CASE("every preset builds at its smallest and at a multi-node size", "[topo
 
 TEST_CASE("DGX SuperPOD switch counts match the reference architectures", "[topology][presets]") {
   // DGX H100 / B200 SuperPOD tables (H100-RA-NET, B200-RA-ARCH): scalable units of 32 nodes.
-  CHECK(switches_per_tier(preset("dgx-h100", 256)) == std::vector<int>{8, 4});       // 1 SU
-  CHECK(switches_per_tier(preset("dgx-h100", 512)) == std::vector<int>{16, 8});      // 2 SU
-  CHECK(switches_per_tier(preset("dgx-h100", 1024)) == std::vector<int>{32, 16});    // 4 SU
-  CHECK(switches_per_tier(preset("dgx-b200", 2048)) == std::vector<int>{64, 32});    // 8 SU
+  CHECK(switches_per_tier(preset("dgx-h100", 256)) == std::vector<int>{8, 4});     // 1 SU
+  CHECK(switches_per_tier(preset("dgx-h100", 512)) == std::vector<int>{16, 8});    // 2 SU
+  CHECK(switches_per_tier(preset("dgx-h100", 1024)) == std::vector<int>{32, 16});  // 4 SU
+  CHECK(switches_per_tier(preset("dgx-b200", 2048)) == std::vector<int>{64, 32});  // 8 SU
   CHECK(switches_per_tier(preset("dgx-b200", 4096)) == std::vector<int>{128, 128, 64});
   CHECK(switches_per_tier(preset("dgx-b200", 8192)) == std::vector<int>{256, 256, 128});
   CHECK(switches_per_tier(preset("dgx-b200", 16384)) == std::vector<int>{512, 512, 256});

@@ -14,9 +14,9 @@
 namespace fabricsim::topologies {
 
 struct NvlinkDomainSpec {
-  int gpus_per_domain = 8;     ///< GPUs that share one NVLink domain
-  int gpus_per_board = 8;      ///< GPUs attached to the same first-tier chips
-  int links_per_gpu = 18;      ///< NVLink links of one GPU
+  int gpus_per_domain = 8;        ///< GPUs that share one NVLink domain
+  int gpus_per_board = 8;         ///< GPUs attached to the same first-tier chips
+  int links_per_gpu = 18;         ///< NVLink links of one GPU
   sim::Bandwidth link_bandwidth;  ///< one link, one direction
   sim::Time latency;
   /// How a GPU's links split over its board's chips; size = chips per board, sum = links_per_gpu.
@@ -62,7 +62,7 @@ struct ClusterSpec {
   int gpus_per_server = 8;
   std::optional<NvlinkDomainSpec> nvlink;  ///< absent: GPUs talk over PCIe inside a server
   PcieSpec pcie;
-  std::optional<ScaleOutSpec> scale_out;   ///< absent: a single server or domain, no network
+  std::optional<ScaleOutSpec> scale_out;  ///< absent: a single server or domain, no network
   std::vector<std::string> notes;
 };
 

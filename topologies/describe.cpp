@@ -46,7 +46,8 @@ TopologySummary summarize(const Topology& t) {
         break;
     }
   }
-  for (const auto& [tier, count] : nvswitch_tiers) s.nvswitch_per_tier.push_back(count);
+  for (const auto& [tier, count] : nvswitch_tiers)
+    s.nvswitch_per_tier.push_back(count);
   for (const Link& l : t.links()) {
     if (l.kind != LinkKind::network) continue;
     const Node& a = t.node(l.src);
@@ -74,11 +75,13 @@ TopologySummary summarize(const Topology& t) {
   // Per-GPU bandwidth from GPU 0's links (every preset is uniform).
   const NodeId g0 = t.gpu(0);
   for (LinkId l : t.out_links(g0)) {
-    if (t.link(l).kind == LinkKind::nvlink) s.scale_up_gbytes_per_s_per_gpu += t.link(l).bandwidth.gbytes_per_s();
+    if (t.link(l).kind == LinkKind::nvlink)
+      s.scale_up_gbytes_per_s_per_gpu += t.link(l).bandwidth.gbytes_per_s();
   }
   if (s.scale_up_gbytes_per_s_per_gpu == 0) {
     // PCIe-only servers: the GPU's PCIe link is its scale-up path.
-    for (LinkId l : t.out_links(g0)) s.scale_up_gbytes_per_s_per_gpu += t.link(l).bandwidth.gbytes_per_s();
+    for (LinkId l : t.out_links(g0))
+      s.scale_up_gbytes_per_s_per_gpu += t.link(l).bandwidth.gbytes_per_s();
   }
   if (s.gpus > 0) s.scale_out_gbytes_per_s_per_gpu = injection / s.gpus;
   s.domain_bisection_gbytes_per_s =
@@ -139,21 +142,26 @@ std::string summary_to_text(const TopologySummary& s) {
   line("NICs", fmt::format("{} ({} rail(s), {} plane(s))", s.nics, s.rails, s.planes));
   line("PCIe switches", fmt::format("{}", s.pcie_switches));
   for (const TierSummary& t : s.scale_out_tiers) {
-    const std::string name = t.tier == 1 ? "leaf" : t.tier == 2 ? "spine" : t.tier == 3 ? "core"
-                                                                                      : "tier";
+    const std::string name = t.tier == 1   ? "leaf"
+                             : t.tier == 2 ? "spine"
+                             : t.tier == 3 ? "core"
+                                           : "tier";
     line(fmt::format("fabric tier {} ({})", t.tier, name),
          t.oversubscription > 0
              ? fmt::format("{} switches, oversubscription {:.2f}:1", t.switches, t.oversubscription)
              : fmt::format("{} switches (top)", t.switches));
   }
   line("links", fmt::format("{} directed ({} cables/bundles)", s.directed_links, s.cables));
-  line("scale-up per GPU", fmt::format("{:.1f} GB/s per direction", s.scale_up_gbytes_per_s_per_gpu));
-  line("scale-out per GPU", fmt::format("{:.1f} GB/s per direction", s.scale_out_gbytes_per_s_per_gpu));
+  line("scale-up per GPU",
+       fmt::format("{:.1f} GB/s per direction", s.scale_up_gbytes_per_s_per_gpu));
+  line("scale-out per GPU",
+       fmt::format("{:.1f} GB/s per direction", s.scale_out_gbytes_per_s_per_gpu));
   line("domain bisection", fmt::format("{:.1f} GB/s", s.domain_bisection_gbytes_per_s));
   line("scale-out bisection", fmt::format("{:.1f} GB/s", s.scale_out_bisection_gbytes_per_s));
   line("worst oversubscription", fmt::format("{:.2f}:1", s.worst_oversubscription));
   line("in-network reduction (SHARP)", s.collnet ? "available" : "no");
-  for (const std::string& n : s.notes) out += "note: " + n + "\n";
+  for (const std::string& n : s.notes)
+    out += "note: " + n + "\n";
   return out;
 }
 

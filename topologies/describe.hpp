@@ -32,7 +32,7 @@ struct TopologySummary {
   int rails = 0;
   std::vector<TierSummary> scale_out_tiers;
   int directed_links = 0;
-  int cables = 0;  ///< duplex pairs
+  int cables = 0;                             ///< duplex pairs
   double scale_up_gbytes_per_s_per_gpu = 0;   ///< one direction
   double scale_out_gbytes_per_s_per_gpu = 0;  ///< one direction
   double domain_bisection_gbytes_per_s = 0;   ///< one scale-up domain, one direction

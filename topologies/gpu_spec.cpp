@@ -23,7 +23,9 @@ constexpr std::array<std::string_view, 6> kPrecisionNames{"bf16",  "fp16",  "fp8
                                                           "mxfp8", "nvfp4", "tf32"};
 }
 
-std::string_view to_string(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
+std::string_view to_string(Precision p) {
+  return kPrecisionNames[static_cast<size_t>(p)];
+}
 
 bool parse_precision(std::string_view text, Precision& out) {
   for (size_t i = 0; i < kPrecisionNames.size(); ++i) {
@@ -67,10 +69,10 @@ const std::vector<GpuSpec>& gpu_catalog() {
       {"H100-SXM5", "H100-SXM5", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
        3.35, 700, 18, 25, "H100-DS-COPY, GK-H100, HC34-NVSWITCH, KARVAI",
        "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips."},
-      {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141,
-       4.8, 700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100."},
-      {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
-       3.35, 700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
+      {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141, 4.8,
+       700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100."},
+      {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80, 3.35,
+       700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
        "hardware.json gives no H800 FLOP figures but describes its low-precision compute as the "
        "H100's, so the H100 SXM5 peaks and TDP are used. NVLink limited to 400 GB/s "
        "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived)."},
@@ -87,8 +89,7 @@ const std::vector<GpuSpec>& gpu_catalog() {
       {"GB300", "GB300 (per GPU)", GpuGeneration::blackwell, 160, 2500, 2500, 5000, 15000, 1250,
        288, 8.0, 1400, 18, 50, "VERDA-GB300, GK-B300, VENDORDEEP-GB300, EPIUM-MS", ""},
       {"Rubin", "Rubin (Vera Rubin NVL72/NVL144)", GpuGeneration::blackwell, 0, 8750, 8750, 17500,
-       35000, 0, 288, 22, 1800, 18, 100,
-       "VR-CES-RELAY, VR-HYPERAI, VR-MIRRORFROG, RUBIN-RA-COMP",
+       35000, 0, 288, 22, 1800, 18, 100, "VR-CES-RELAY, VR-HYPERAI, VR-MIRRORFROG, RUBIN-RA-COMP",
        "ANNOUNCED FIGURES, not measured products. NVFP4 training 35 PF = 2.5 EF / 72 (derived); "
        "FP8 17.5 PF = DGX Rubin NVL8 140 PF / 8 (derived, RUBIN-RA-COMP); BF16 has no published "
        "figure and is taken as half of FP8 (assumption, as on every earlier generation). 22 TB/s "

@@ -34,7 +34,7 @@ struct GpuSpec {
   double tdp_w = 0;
   int nvlink_links = 0;
   double nvlink_link_gb_per_s = 0;  ///< one link, one direction
-  std::string sources;  ///< hardware.json source keys
+  std::string sources;              ///< hardware.json source keys
   std::string notes;
 
   /// Dense peak for a precision; 0 when the GPU has none. mxfp8 runs at the fp8 rate and nvfp4 at

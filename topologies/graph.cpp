@@ -16,8 +16,12 @@ constexpr std::array<std::string_view, 3> kLinkKindNames{"nvlink", "pcie", "netw
 
 }  // namespace
 
-std::string_view to_string(NodeKind kind) { return kNodeKindNames[static_cast<size_t>(kind)]; }
-std::string_view to_string(LinkKind kind) { return kLinkKindNames[static_cast<size_t>(kind)]; }
+std::string_view to_string(NodeKind kind) {
+  return kNodeKindNames[static_cast<size_t>(kind)];
+}
+std::string_view to_string(LinkKind kind) {
+  return kLinkKindNames[static_cast<size_t>(kind)];
+}
 
 bool parse_node_kind(std::string_view text, NodeKind& out) {
   for (size_t i = 0; i < kNodeKindNames.size(); ++i) {
@@ -113,8 +117,10 @@ Topology TopologyBuilder::build() && {
   }
   // CSR adjacency, links of each node in id order (deterministic routing tie-breaks).
   t.out_offsets_.assign(n + 1, 0);
-  for (const Link& l : t.links_) ++t.out_offsets_[l.src + 1];
-  for (size_t i = 0; i < n; ++i) t.out_offsets_[i + 1] += t.out_offsets_[i];
+  for (const Link& l : t.links_)
+    ++t.out_offsets_[l.src + 1];
+  for (size_t i = 0; i < n; ++i)
+    t.out_offsets_[i + 1] += t.out_offsets_[i];
   t.out_ids_.resize(t.links_.size());
   std::vector<uint32_t> fill(t.out_offsets_.begin(), t.out_offsets_.end() - 1);
   for (size_t i = 0; i < t.links_.size(); ++i) {
@@ -135,8 +141,10 @@ Topology TopologyBuilder::build() && {
   int max_domain = -1;
   for (NodeId g : t.gpus_) {
     const Node& node = t.nodes_[g];
-    if (node.server < 0) throw std::invalid_argument(fmt::format("GPU {} has no server", node.name));
-    if (node.domain < 0) throw std::invalid_argument(fmt::format("GPU {} has no domain", node.name));
+    if (node.server < 0)
+      throw std::invalid_argument(fmt::format("GPU {} has no server", node.name));
+    if (node.domain < 0)
+      throw std::invalid_argument(fmt::format("GPU {} has no domain", node.name));
     max_server = std::max(max_server, node.server);
     max_domain = std::max(max_domain, node.domain);
   }
@@ -203,7 +211,8 @@ Topology TopologyBuilder::build() && {
         queue.push_back(v);
       }
     }
-    for (NodeId v : touched) dist[v] = -1;
+    for (NodeId v : touched)
+      dist[v] = -1;
     t.gpu_nic_[r] = best;
   }
 
@@ -230,7 +239,8 @@ Topology TopologyBuilder::build() && {
     }
     if (down.size() != up.size()) continue;
     for (const auto* bundle : {&up, &down}) {
-      for (LinkId l : *bundle) t.bundle_of_[l] = static_cast<uint32_t>(t.bundles_.size());
+      for (LinkId l : *bundle)
+        t.bundle_of_[l] = static_cast<uint32_t>(t.bundles_.size());
       t.bundles_.push_back(*bundle);
     }
   }

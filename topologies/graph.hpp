@@ -5,9 +5,9 @@
 
 #include <cstdint>
 #include <span>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/network.hpp"
@@ -58,15 +58,15 @@ struct Link {
 
 /// Facts about the whole cluster that generators know and describe/export print.
 struct TopologyInfo {
-  std::string system;        ///< preset name or "custom"
+  std::string system;  ///< preset name or "custom"
   int gpus_per_server = 0;
   int gpus_per_domain = 0;
   int nics_per_server = 0;
-  int rails = 0;             ///< distinct rails in the scale-out fabric (0 = not rail-optimized)
+  int rails = 0;  ///< distinct rails in the scale-out fabric (0 = not rail-optimized)
   int planes = 1;
   int scale_out_tiers = 0;
-  bool nvls = false;         ///< NVSwitch in-switch reduction (NVLink SHARP) available
-  bool collnet = false;      ///< in-network reduction in the scale-out fabric (IB SHARP)
+  bool nvls = false;     ///< NVSwitch in-switch reduction (NVLink SHARP) available
+  bool collnet = false;  ///< in-network reduction in the scale-out fabric (IB SHARP)
   std::vector<std::string> notes;
 };
 
@@ -105,14 +105,17 @@ class Topology {
   size_t resource_count() const { return links_.size() + bundles_.size(); }
   /// The resource a link's traffic is accounted on (the link itself or its bundle).
   LinkId resource_of(LinkId link) const {
-    return bundle_of_[link] == UINT32_MAX ? link : static_cast<LinkId>(links_.size() + bundle_of_[link]);
+    return bundle_of_[link] == UINT32_MAX ? link
+                                          : static_cast<LinkId>(links_.size() + bundle_of_[link]);
   }
   /// The links of a resource (one for a plain link).
   std::span<const LinkId> resource_links(LinkId resource) const;
   /// Endpoints of a resource; a bundle goes between its GPU and its board's first chip.
   std::pair<NodeId, NodeId> resource_endpoints(LinkId resource) const;
   std::string resource_name(LinkId resource) const;
-  LinkKind resource_kind(LinkId resource) const { return link(resource_links(resource).front()).kind; }
+  LinkKind resource_kind(LinkId resource) const {
+    return link(resource_links(resource).front()).kind;
+  }
 
   /// Capacities of every resource in the form the network backends take; `efficiency(kind)`
   /// scales each.
@@ -120,10 +123,12 @@ class Topology {
   std::vector<sim::LinkCapacity> link_capacities(EfficiencyFn efficiency) const {
     std::vector<sim::LinkCapacity> out;
     out.reserve(resource_count());
-    for (const Link& l : links_) out.push_back({l.bandwidth, efficiency(l.kind)});
+    for (const Link& l : links_)
+      out.push_back({l.bandwidth, efficiency(l.kind)});
     for (const auto& bundle : bundles_) {
       sim::Bandwidth sum;
-      for (LinkId l : bundle) sum = sum + links_[l].bandwidth;
+      for (LinkId l : bundle)
+        sum = sum + links_[l].bandwidth;
       out.push_back({sum, efficiency(links_[bundle.front()].kind)});
     }
     return out;

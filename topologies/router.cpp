@@ -108,13 +108,15 @@ sim::Route Router::to_domain_switch(uint32_t rank) const {
   const NodeId g = topology_.gpu(rank);
   double total = 0;
   for (LinkId l : topology_.out_links(g)) {
-    if (topology_.link(l).kind == LinkKind::nvlink) total += topology_.link(l).bandwidth.bytes_per_s();
+    if (topology_.link(l).kind == LinkKind::nvlink)
+      total += topology_.link(l).bandwidth.bytes_per_s();
   }
   for (LinkId l : topology_.out_links(g)) {
     const Link& link = topology_.link(l);
     if (link.kind == LinkKind::nvlink) acc.add(topology_, l, link.bandwidth.bytes_per_s() / total);
   }
-  return sim::Route{std::move(acc.shares), sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
+  return sim::Route{std::move(acc.shares),
+                    sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
 }
 
 sim::Route Router::from_domain_switch(uint32_t rank) const {
@@ -122,14 +124,16 @@ sim::Route Router::from_domain_switch(uint32_t rank) const {
   const NodeId g = topology_.gpu(rank);
   double total = 0;
   for (LinkId l : topology_.out_links(g)) {
-    if (topology_.link(l).kind == LinkKind::nvlink) total += topology_.link(l).bandwidth.bytes_per_s();
+    if (topology_.link(l).kind == LinkKind::nvlink)
+      total += topology_.link(l).bandwidth.bytes_per_s();
   }
   for (LinkId l : topology_.out_links(g)) {
     const Link& link = topology_.link(l);
     if (link.kind != LinkKind::nvlink) continue;
     acc.add(topology_, topology_.link_between(link.dst, g), link.bandwidth.bytes_per_s() / total);
   }
-  return sim::Route{std::move(acc.shares), sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
+  return sim::Route{std::move(acc.shares),
+                    sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
 }
 
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
@@ -197,7 +201,8 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   if (common >= a.pods.size() || common >= d.pods.size()) return false;
   // Up `common` tiers: every up-link stays inside the enclosing pod of a Clos.
   for (size_t s = 0; s < common; ++s) {
-    frontier = step(frontier, [&](NodeId x, NodeId n) { return t.node(n).tier == t.node(x).tier + 1; });
+    frontier =
+        step(frontier, [&](NodeId x, NodeId n) { return t.node(n).tier == t.node(x).tier + 1; });
     if (frontier.empty()) return false;
   }
   // Down to the destination's level-1 pod: one neighbour per child pod in a Clos.
@@ -295,7 +300,8 @@ Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ra
     add(t.link_between(leaves[i], nic));
     Accumulator pcie;
     if (!updown(nic, t.gpu(rank), LinkKind::pcie, false, 0, 1.0, pcie)) return {};
-    for (const sim::LinkShare& s : pcie.shares) add(s.link);
+    for (const sim::LinkShare& s : pcie.shares)
+      add(s.link);
   }
   return tree;  // network and PCIe links: each is its own resource
 }
@@ -321,8 +327,10 @@ bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   }
   if (!seen[dst]) return false;
   std::vector<LinkId> path;
-  for (NodeId v = dst; v != src; v = t.link(parent[v]).src) path.push_back(parent[v]);
-  for (auto it = path.rbegin(); it != path.rend(); ++it) acc.add(t, *it, 1.0);
+  for (NodeId v = dst; v != src; v = t.link(parent[v]).src)
+    path.push_back(parent[v]);
+  for (auto it = path.rbegin(); it != path.rend(); ++it)
+    acc.add(t, *it, 1.0);
   return true;
 }
 
@@ -341,7 +349,8 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
                       sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps + 0.5))};
   };
   bool has_nvlink = false;
-  for (LinkId l : t.out_links(gs)) has_nvlink |= t.link(l).kind == LinkKind::nvlink;
+  for (LinkId l : t.out_links(gs))
+    has_nvlink |= t.link(l).kind == LinkKind::nvlink;
   const LinkKind up_kind = has_nvlink ? LinkKind::nvlink : LinkKind::pcie;
   auto scale_up = [&](NodeId a, NodeId b) {
     if (a == b) return;
@@ -384,11 +393,10 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
   }
   const uint64_t hash = mix(seed_ ^ mix((static_cast<uint64_t>(nic_src) << 32) | nic_dst));
   if (!updown(sender, nic_src, LinkKind::pcie, false, hash, 1.0, acc)) fail();
-  const bool network_ok =
-      strategy_ == RoutingStrategy::shortest
-          ? shortest_path(nic_src, nic_dst, acc)
-          : updown(nic_src, nic_dst, LinkKind::network, strategy_ == RoutingStrategy::spray, hash,
-                   1.0, acc);
+  const bool network_ok = strategy_ == RoutingStrategy::shortest
+                              ? shortest_path(nic_src, nic_dst, acc)
+                              : updown(nic_src, nic_dst, LinkKind::network,
+                                       strategy_ == RoutingStrategy::spray, hash, 1.0, acc);
   if (!network_ok) fail();
   if (!updown(nic_dst, gd, LinkKind::pcie, false, hash, 1.0, acc)) fail();
   return finish();

@@ -10,11 +10,14 @@ using namespace fabricsim::topologies;
 
 namespace {
 
-Topology preset(const char* name, int gpus) { return build_cluster(find_system(name)->make(gpus)); }
+Topology preset(const char* name, int gpus) {
+  return build_cluster(find_system(name)->make(gpus));
+}
 
 std::vector<std::string> hop_names(const Topology& t, const fabricsim::sim::Route& r) {
   std::vector<std::string> out;
-  for (const auto& s : r.links) out.push_back(t.resource_name(s.link));
+  for (const auto& s : r.links)
+    out.push_back(t.resource_name(s.link));
   return out;
 }
 
@@ -68,8 +71,8 @@ TEST_CASE("same-rail traffic stays on its leaf, cross-rail goes up unless rail-a
 
 TEST_CASE("every route conserves the flow at each node", "[routing][invariant]") {
   // For each intermediate node, bytes in = bytes out; the source emits 1, the sink takes 1.
-  for (const char* system : {"dgx-h100", "gb200-nvl72", "dgx-h800", "meta-h100-roce",
-                             "generic-h100-pcie-eth"}) {
+  for (const char* system :
+       {"dgx-h100", "gb200-nvl72", "dgx-h800", "meta-h100-roce", "generic-h100-pcie-eth"}) {
     const Topology t = preset(system, 576);
     for (RoutingStrategy strategy : {RoutingStrategy::ecmp, RoutingStrategy::spray,
                                      RoutingStrategy::rail_aware, RoutingStrategy::shortest}) {

@@ -76,8 +76,12 @@ ClusterSpec dgx_a100(const char* name, int gpus) {
   return s;
 }
 
-ClusterSpec dgx_a100_80(int gpus) { return dgx_a100("dgx-a100-80gb", gpus); }
-ClusterSpec dgx_a100_40(int gpus) { return dgx_a100("dgx-a100-40gb", gpus); }
+ClusterSpec dgx_a100_80(int gpus) {
+  return dgx_a100("dgx-a100-80gb", gpus);
+}
+ClusterSpec dgx_a100_40(int gpus) {
+  return dgx_a100("dgx-a100-40gb", gpus);
+}
 ClusterSpec unknown_a100(int gpus) {
   ClusterSpec s = dgx_a100("unknown-a100-ib", gpus);
   s.notes.push_back("Interconnect not stated by the source: modelled as DGX A100 nodes.");
@@ -98,8 +102,12 @@ ClusterSpec dgx_hopper(const char* name, int gpus) {
   return s;
 }
 
-ClusterSpec dgx_h100(int gpus) { return dgx_hopper("dgx-h100", gpus); }
-ClusterSpec dgx_h200(int gpus) { return dgx_hopper("dgx-h200", gpus); }
+ClusterSpec dgx_h100(int gpus) {
+  return dgx_hopper("dgx-h100", gpus);
+}
+ClusterSpec dgx_h200(int gpus) {
+  return dgx_hopper("dgx-h200", gpus);
+}
 ClusterSpec unknown_h100(int gpus) {
   ClusterSpec s = dgx_hopper("unknown-h100-ib", gpus);
   s.notes.push_back("Interconnect not stated by the source: modelled as DGX H100 nodes.");
@@ -281,7 +289,8 @@ const SystemPreset* find_system(std::string_view name) {
 
 std::string system_names() {
   std::string out;
-  for (const SystemPreset& p : system_presets()) out += (out.empty() ? "" : ", ") + p.name;
+  for (const SystemPreset& p : system_presets())
+    out += (out.empty() ? "" : ", ") + p.name;
   return out;
 }
 

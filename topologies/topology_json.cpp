@@ -75,7 +75,8 @@ Topology topology_from_json(const sim::JsonValue& root) {
     info.nvls = r.required("nvls").as_bool();
     info.collnet = r.required("collnet").as_bool();
     if (auto notes = r.optional("notes")) {
-      for (const auto& n : notes->as_array()) info.notes.push_back(n.as_string());
+      for (const auto& n : notes->as_array())
+        info.notes.push_back(n.as_string());
     }
     r.finish();
   }
@@ -108,7 +109,8 @@ Topology topology_from_json(const sim::JsonValue& root) {
     n.rail = small_int("rail");
     n.plane = small_int("plane");
     if (auto pods = r.optional("pods")) {
-      for (const auto& p : pods->as_array()) n.pods.push_back(static_cast<int32_t>(p.as_int()));
+      for (const auto& p : pods->as_array())
+        n.pods.push_back(static_cast<int32_t>(p.as_int()));
     }
     r.finish();
     if (n.kind == NodeKind::gpu && (n.server < 0 || n.domain < 0)) {

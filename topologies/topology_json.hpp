@@ -1,7 +1,7 @@
 #pragma once
 // The explicit graph as JSON: every node and directed link with its attributes, quantities written
-// with units. `fabricsim topology --json` writes it; `fabricsim topology --graph FILE` reads it back,
-// and a round trip reproduces the same graph (tested).
+// with units. `fabricsim topology --json` writes it; `fabricsim topology --graph FILE` reads it
+// back, and a round trip reproduces the same graph (tested).
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -22,7 +22,8 @@ TEST_CASE("a generated topology survives a JSON round trip", "[topology][json]")
       const auto& ra = a.route(0, d);
       const auto& rb = b.route(0, d);
       REQUIRE(ra.links.size() == rb.links.size());
-      for (size_t i = 0; i < ra.links.size(); ++i) CHECK(ra.links[i].link == rb.links[i].link);
+      for (size_t i = 0; i < ra.links.size(); ++i)
+        CHECK(ra.links[i].link == rb.links[i].link);
     }
   }
 }
@@ -36,7 +37,8 @@ TEST_CASE("bad topology JSON is reported with its location", "[topology][json][b
   {
     auto bad = j;
     bad["links"][3]["bandwidth"] = "0 Gbps";
-    CHECK_THROWS_WITH(load(bad), Catch::Contains("t.json: /links/3/bandwidth: expected a positive"));
+    CHECK_THROWS_WITH(load(bad),
+                      Catch::Contains("t.json: /links/3/bandwidth: expected a positive"));
   }
   {
     auto bad = j;

@@ -60,8 +60,9 @@ TEST_CASE("shape list errors name the file and JSON pointer", "[cuda-tools][bad-
                     "s.json: /shapes/0/n: missing required field");
   CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": []})", "s.json"),
                     Catch::StartsWith("s.json: /shapes: expected a non-empty list of shapes"));
-  CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1}], "note": 1})", "s.json"),
-                    Catch::StartsWith("s.json: /note: unknown key 'note'"));
+  CHECK_THROWS_WITH(
+      parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1}], "note": 1})", "s.json"),
+      Catch::StartsWith("s.json: /note: unknown key 'note'"));
   CHECK_THROWS_WITH(parse_shapes_json(R"([1, 2])", "s.json"), Catch::StartsWith("s.json: "));
   CHECK_THROWS_WITH(parse_shapes_json("{\"shapes\": [", "s.json"),
                     Catch::StartsWith("s.json: line 1, column"));
@@ -106,7 +107,7 @@ TEST_CASE("shape lists written by fabricsim calibrate shapes load", "[cuda-tools
   REQUIRE(shapes.size() == 1);
   CHECK(shapes[0].m == 1024);
   CHECK(shapes[0].dtype == GemmDtype::kFp8);
-  CHECK_THROWS_WITH(parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1, "count": 2}]})",
-                                      "shapes.json"),
-                    Catch::Contains("/shapes/0") && Catch::Contains("count"));
+  CHECK_THROWS_WITH(
+      parse_shapes_json(R"({"shapes": [{"m": 1, "n": 1, "k": 1, "count": 2}]})", "shapes.json"),
+      Catch::Contains("/shapes/0") && Catch::Contains("count"));
 }

@@ -1,8 +1,8 @@
 #include "tools/fabricsim/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <ostream>
 
 #include "sim/input_error.hpp"
@@ -18,7 +18,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for every command");
   std::vector<std::unique_ptr<Command>> commands = make_commands();
-  for (auto& c : commands) c->add_to(app);
+  for (auto& c : commands)
+    c->add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -30,7 +31,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::ParseError& e) {
     // CLI11 formats its own help for subcommands through the exception.
     if (e.get_exit_code() == 0) {
-      for (CLI::App* sub : app.get_subcommands()) out << sub->help();
+      for (CLI::App* sub : app.get_subcommands())
+        out << sub->help();
       return 0;
     }
     err << "fabricsim: " << e.what() << "\n";

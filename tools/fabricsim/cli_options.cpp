@@ -11,7 +11,8 @@ namespace fabricsim::tools {
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text) {
   try {
     const sim::Bytes b = sim::parse_bytes(text);
-    if (!(b.count() > 0)) throw sim::UnitError(fmt::format("expected a positive size, got '{}'", text));
+    if (!(b.count() > 0))
+      throw sim::UnitError(fmt::format("expected a positive size, got '{}'", text));
     return b;
   } catch (const sim::UnitError& e) {
     throw sim::InputError(kCommandLine, flag, e.what());
@@ -27,15 +28,16 @@ models::CollectiveOp parse_op_flag(const std::string& flag, const std::string& t
 
 models::Algorithm parse_algorithm_flag(const std::string& flag, const std::string& text) {
   if (auto a = models::parse_algorithm(text)) return *a;
-  throw sim::InputError(kCommandLine, flag,
-                        fmt::format("unknown algorithm '{}' (expected one of: {})", text,
-                                    models::algorithm_names()));
+  throw sim::InputError(
+      kCommandLine, flag,
+      fmt::format("unknown algorithm '{}' (expected one of: {})", text, models::algorithm_names()));
 }
 
 models::Protocol parse_protocol_flag(const std::string& flag, const std::string& text) {
   if (auto p = models::parse_protocol(text)) return *p;
-  throw sim::InputError(kCommandLine, flag,
-                        fmt::format("unknown protocol '{}' (expected one of: ll, ll128, simple)", text));
+  throw sim::InputError(
+      kCommandLine, flag,
+      fmt::format("unknown protocol '{}' (expected one of: ll, ll128, simple)", text));
 }
 
 topologies::RoutingStrategy parse_routing_flag(const std::string& flag, const std::string& text) {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <tuple>
 #include <ostream>
+#include <tuple>
 
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
@@ -44,8 +44,9 @@ class CalibrateCommand final : public Command {
         "fit", "Fit a profile from GEMM and NCCL measurements (formats detected from content)");
     fit_->add_option("--gemm", gemm_files_, "GEMM measurements (bench JSON, CSV, case file)")
         ->allow_extra_args(false);
-    fit_->add_option("--nccl", nccl_files_, "Collective measurements (nccl-tests log, bench JSON, "
-                                            "case file)")
+    fit_->add_option("--nccl", nccl_files_,
+                     "Collective measurements (nccl-tests log, bench JSON, "
+                     "case file)")
         ->allow_extra_args(false);
     fit_->add_option("--base", base_, "System preset the measurements were taken on")->required();
     fit_->add_option("--output,-o", output_, "Profile to write")->required();
@@ -81,7 +82,8 @@ class CalibrateCommand final : public Command {
  private:
   int run_fit(std::ostream& out) {
     if (gemm_files_.empty() && nccl_files_.empty()) {
-      throw sim::InputError(kCommandLine, "--gemm/--nccl", "expected at least one measurement file");
+      throw sim::InputError(kCommandLine, "--gemm/--nccl",
+                            "expected at least one measurement file");
     }
     const models::System system = system_from_flags(base_, 8);
     calibration::MeasurementSet data;
@@ -102,8 +104,8 @@ class CalibrateCommand final : public Command {
       for (const auto& g : data.gemms) {
         const topologies::SystemPreset* preset = topologies::find_system(g.system);
         const bool ours = g.system.empty() || (preset != nullptr && preset->gpu == system.gpu.id);
-        const bool hold = ours && index++ % static_cast<size_t>(holdout_) ==
-                                      static_cast<size_t>(holdout_) - 1;
+        const bool hold =
+            ours && index++ % static_cast<size_t>(holdout_) == static_cast<size_t>(holdout_) - 1;
         (hold ? held_out : kept).push_back(g);
       }
       data.gemms = std::move(kept);
@@ -117,13 +119,14 @@ class CalibrateCommand final : public Command {
       throw sim::InputError(kCommandLine, "--start",
                             fmt::format("expected builtin or defaults, got '{}'", start_));
     }
-    calibration::CalibrationProfile start =
-        start_ == "builtin" ? calibration::profile_for(base_, system.gpu)
-                            : calibration::default_profile(base_, system.gpu);
+    calibration::CalibrationProfile start = start_ == "builtin"
+                                                ? calibration::profile_for(base_, system.gpu)
+                                                : calibration::default_profile(base_, system.gpu);
     // The start's own notes and fit qualities describe another fit.
-    start.notes = {fmt::format("fitted by `fabricsim calibrate fit`, starting from the {} profile "
-                               "of {}",
-                               start_ == "builtin" ? "built-in" : "default", base_)};
+    start.notes = {
+        fmt::format("fitted by `fabricsim calibrate fit`, starting from the {} profile "
+                    "of {}",
+                    start_ == "builtin" ? "built-in" : "default", base_)};
     start.gemm_fit.clear();
     start.collective_fit.reset();
     calibration::ProfileFitOptions options;
@@ -136,12 +139,12 @@ class CalibrateCommand final : public Command {
     write_json(output_, calibration::profile_to_json(fitted));
     out << fmt::format("wrote {} ({} provenance entries)\n", output_, fitted.provenance.size());
     for (const auto& [dtype, q] : fitted.gemm_fit) {
-      out << fmt::format("  GEMM {}: {} points, R^2 {:.3f}, median error {:.1f}%, max {:.1f}%, "
-                         "cross-validated median {}\n",
-                         dtype, q.points, q.r2, 100 * q.median_rel_error, 100 * q.max_rel_error,
-                         q.cv_median_rel_error < 0
-                             ? std::string("n/a (too few points)")
-                             : fmt::format("{:.1f}%", 100 * q.cv_median_rel_error));
+      out << fmt::format(
+          "  GEMM {}: {} points, R^2 {:.3f}, median error {:.1f}%, max {:.1f}%, "
+          "cross-validated median {}\n",
+          dtype, q.points, q.r2, 100 * q.median_rel_error, 100 * q.max_rel_error,
+          q.cv_median_rel_error < 0 ? std::string("n/a (too few points)")
+                                    : fmt::format("{:.1f}%", 100 * q.cv_median_rel_error));
     }
     if (fitted.collective_fit) {
       const auto& q = *fitted.collective_fit;
@@ -165,10 +168,10 @@ class CalibrateCommand final : public Command {
   static void print_held_out(std::ostream& out, const topologies::GpuSpec& gpu,
                              const calibration::CalibrationProfile& profile,
                              const std::vector<calibration::GemmMeasurement>& held_out) {
-    out << fmt::format("\nGEMMs kept out of the fit ({}):\n{:>7} {:>7} {:>7} {:>5} {:<6} {:>12} "
-                       "{:>12} {:>8}\n",
-                       held_out.size(), "m", "n", "k", "batch", "dtype", "measured_us",
-                       "predicted_us", "error");
+    out << fmt::format(
+        "\nGEMMs kept out of the fit ({}):\n{:>7} {:>7} {:>7} {:>5} {:<6} {:>12} "
+        "{:>12} {:>8}\n",
+        held_out.size(), "m", "n", "k", "batch", "dtype", "measured_us", "predicted_us", "error");
     std::vector<double> errors;
     for (const auto& g : held_out) {
       const auto precision = calibration::gemm_precision(g.dtype);
@@ -179,7 +182,8 @@ class CalibrateCommand final : public Command {
           1e6 * models::gemm_seconds(gpu, profile.compute, *precision, g.m, g.n, g.k, g.batch);
       errors.push_back(std::abs(predicted / measured - 1));
       out << fmt::format("{:>7} {:>7} {:>7} {:>5} {:<6} {:>12.2f} {:>12.2f} {:>+7.1f}%\n", g.m, g.n,
-                         g.k, g.batch, g.dtype, measured, predicted, 100 * (predicted / measured - 1));
+                         g.k, g.batch, g.dtype, measured, predicted,
+                         100 * (predicted / measured - 1));
     }
     if (!errors.empty()) {
       std::sort(errors.begin(), errors.end());
@@ -208,7 +212,8 @@ class CalibrateCommand final : public Command {
       for (const models::ChunkWork& c : stage.chunks) {
         for (const models::PassProgram* pass : {&c.forward, &c.backward}) {
           for (const models::WorkOp& op : pass->ops) {
-            if (op.kind != models::WorkOp::Kind::compute || op.compute != models::ComputeKind::gemm) {
+            if (op.kind != models::WorkOp::Kind::compute ||
+                op.compute != models::ComputeKind::gemm) {
               continue;
             }
             const auto& g = op.gemm;
@@ -221,14 +226,19 @@ class CalibrateCommand final : public Command {
     nlohmann::json shapes = nlohmann::json::array();
     for (const auto& [key, per_step] : counts) {
       const auto& [m, n, k, batch, type] = key;
-      shapes.push_back({{"m", m}, {"n", n}, {"k", k}, {"batch", batch}, {"dtype", type},
+      shapes.push_back({{"m", m},
+                        {"n", n},
+                        {"k", k},
+                        {"batch", batch},
+                        {"dtype", type},
                         {"kernels_per_step_per_stage", per_step}});
     }
     const nlohmann::json doc = {
-        {"comment", fmt::format("GEMM shapes of one step of {} on {} x {} (TP{} PP{} DP{} CP{} EP{}), "
-                                "per stage rank",
-                                sc.model.name, sc.gpus, sc.system, sc.plan.tp, sc.plan.pp,
-                                sc.plan.dp, sc.plan.cp, sc.plan.ep)},
+        {"comment",
+         fmt::format("GEMM shapes of one step of {} on {} x {} (TP{} PP{} DP{} CP{} EP{}), "
+                     "per stage rank",
+                     sc.model.name, sc.gpus, sc.system, sc.plan.tp, sc.plan.pp, sc.plan.dp,
+                     sc.plan.cp, sc.plan.ep)},
         {"shapes", shapes}};
     if (output_.empty()) {
       out << doc.dump(1) << "\n";
@@ -253,7 +263,8 @@ class CalibrateCommand final : public Command {
       if (p.collective_fit) {
         quality += fmt::format(" collectives {:.1f}%", 100 * p.collective_fit->median_rel_error);
       }
-      out << fmt::format("{:<24} {}\n", p.system, quality.empty() ? " (inherited/defaults)" : quality);
+      out << fmt::format("{:<24} {}\n", p.system,
+                         quality.empty() ? " (inherited/defaults)" : quality);
     }
     return 0;
   }
@@ -277,6 +288,8 @@ class CalibrateCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_calibrate_command() { return std::make_unique<CalibrateCommand>(); }
+std::unique_ptr<Command> make_calibrate_command() {
+  return std::make_unique<CalibrateCommand>();
+}
 
 }  // namespace fabricsim::tools

@@ -22,8 +22,9 @@ class CollectiveCommand final : public Command {
     app_->add_option("--system", system_, "System preset")->default_val("dgx-h100");
     app_->add_option("--gpus", gpus_, "GPUs in the cluster")->default_val(8);
     app_->add_option("--ranks", ranks_, "GPUs in the communicator (default: all)");
-    app_->add_option("--op", op_, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                                  "alltoall or sendrecv")
+    app_->add_option("--op", op_,
+                     "all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+                     "alltoall or sendrecv")
         ->default_val("all_reduce");
     app_->add_option("--min-bytes,-b", min_bytes_, "Smallest size (nccl-tests 'size')")
         ->default_val("8");
@@ -38,7 +39,8 @@ class CollectiveCommand final : public Command {
     app_->add_flag("--collnet", collnet_, "Enable CollNet/SHARP (NCCL_COLLNET_ENABLE=1)");
     app_->add_flag("--json", json_, "Print the rows as JSON");
     app_->add_flag("--csv", csv_, "Print the rows as CSV");
-    app_->add_option("--output,-o", output_, "Also write the rows: CSV if the name ends in .csv, else JSON");
+    app_->add_option("--output,-o", output_,
+                     "Also write the rows: CSV if the name ends in .csv, else JSON");
     add_profile_option(*app_, calibration_);
   }
 
@@ -47,8 +49,9 @@ class CollectiveCommand final : public Command {
     const models::System system = system_from_flags(system_, gpus_);
     const int ranks = ranks_ > 0 ? ranks_ : gpus_;
     if (ranks > gpus_) {
-      throw sim::InputError(kCommandLine, "--ranks",
-                            fmt::format("expected at most --gpus ({}) ranks, got {}", gpus_, ranks));
+      throw sim::InputError(
+          kCommandLine, "--ranks",
+          fmt::format("expected at most --gpus ({}) ranks, got {}", gpus_, ranks));
     }
     const models::CollectiveProfile profile = profile_from_option(calibration_, system).collective;
     models::CollectiveRequest request;
@@ -169,6 +172,8 @@ class CollectiveCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_collective_command() { return std::make_unique<CollectiveCommand>(); }
+std::unique_ptr<Command> make_collective_command() {
+  return std::make_unique<CollectiveCommand>();
+}
 
 }  // namespace fabricsim::tools

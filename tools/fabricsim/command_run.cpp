@@ -48,6 +48,8 @@ class RunCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+std::unique_ptr<Command> make_run_command() {
+  return std::make_unique<RunCommand>();
+}
 
 }  // namespace fabricsim::tools

@@ -19,8 +19,8 @@ constexpr double kNearLinear = 0.9;
 std::string row_text(const ScalingRow& r) {
   std::string line = fmt::format("{:>7} {:>6} {:>7}", r.gpus, r.dp, r.global_batch);
   if (!r.feasible) return line + "   infeasible: " + r.reason;
-  line += fmt::format(" {:>9.3f} {:>11.0f} {:>9.1f} {:>6.1f}%", r.step_time_s, r.tokens_per_s_per_gpu,
-                      r.model_tflops_per_gpu, 100 * r.mfu);
+  line += fmt::format(" {:>9.3f} {:>11.0f} {:>9.1f} {:>6.1f}%", r.step_time_s,
+                      r.tokens_per_s_per_gpu, r.model_tflops_per_gpu, 100 * r.mfu);
   if (!r.efficiency) return line + "       -";
   line += fmt::format(" {:>6.1f}%", 100 * *r.efficiency);
   std::string lost;
@@ -36,8 +36,9 @@ class ScaleCommand final : public Command {
  public:
   void add_to(CLI::App& app) override {
     app_ = app.add_subcommand(
-        "scale", "Scaling study: throughput per GPU and efficiency from the smallest size up, in "
-                 "weak and strong scaling, on one or more systems");
+        "scale",
+        "Scaling study: throughput per GPU and efficiency from the smallest size up, in "
+        "weak and strong scaling, on one or more systems");
     app_->add_option("scenario", file_,
                      "Scenario JSON; its optional \"scale\" section sets the study (default: the "
                      "embedded Llama 3 8B study on three systems)");
@@ -74,9 +75,9 @@ class ScaleCommand final : public Command {
       const std::string g = r.system + to_string(r.mode);
       if (g != group) {
         group = g;
-        out << fmt::format("\n{} scaling on {} ({}):\n", to_string(r.mode), r.system,
-                           r.mode == ScalingMode::weak ? "batch per replica fixed"
-                                                       : "global batch fixed");
+        out << fmt::format(
+            "\n{} scaling on {} ({}):\n", to_string(r.mode), r.system,
+            r.mode == ScalingMode::weak ? "batch per replica fixed" : "global batch fixed");
         out << fmt::format("{:>7} {:>6} {:>7} {:>9} {:>11} {:>9} {:>7} {:>7}  {}\n", "GPUs", "DP",
                            "batch", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "eff.",
                            "efficiency lost to (points)");
@@ -87,7 +88,8 @@ class ScaleCommand final : public Command {
     const std::vector<ScalingRow> rows = run_scaling_study(doc, source, study, on_row);
     if (json_) {
       nlohmann::json j = {{"rows", nlohmann::json::array()}};
-      for (const ScalingRow& r : rows) j["rows"].push_back(scaling_row_json(r));
+      for (const ScalingRow& r : rows)
+        j["rows"].push_back(scaling_row_json(r));
       j["summary"] = scaling_summary_text(rows, kNearLinear);
       out << j.dump(2) << "\n";
     } else {
@@ -133,9 +135,9 @@ class ScaleCommand final : public Command {
   static std::string header(const nlohmann::json& doc, const std::string& source) {
     const nlohmann::json& p = doc.value("parallelism", nlohmann::json::object());
     const nlohmann::json& t = doc.value("training", nlohmann::json::object());
-    return fmt::format(
-        "# fabricsim scale: {} | {} | plan {} (DP takes the rest) | training {}\n",
-        source, doc.value("model", nlohmann::json::object()).dump(), p.dump(), t.dump());
+    return fmt::format("# fabricsim scale: {} | {} | plan {} (DP takes the rest) | training {}\n",
+                       source, doc.value("model", nlohmann::json::object()).dump(), p.dump(),
+                       t.dump());
   }
 
   std::string file_;
@@ -151,6 +153,8 @@ class ScaleCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_scale_command() { return std::make_unique<ScaleCommand>(); }
+std::unique_ptr<Command> make_scale_command() {
+  return std::make_unique<ScaleCommand>();
+}
 
 }  // namespace fabricsim::tools

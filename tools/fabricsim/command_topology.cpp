@@ -53,6 +53,8 @@ class TopologyCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_topology_command() { return std::make_unique<TopologyCommand>(); }
+std::unique_ptr<Command> make_topology_command() {
+  return std::make_unique<TopologyCommand>();
+}
 
 }  // namespace fabricsim::tools

@@ -1,9 +1,9 @@
 #include <ostream>
 
 #include "calibration/cases.hpp"
-#include "tools/fabricsim/training_case.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
+#include "tools/fabricsim/training_case.hpp"
 #include "tools/fabricsim/validation.hpp"
 
 namespace fabricsim::tools {
@@ -24,7 +24,8 @@ class ValidateCommand final : public Command {
   int run(std::ostream& out, std::ostream&) override {
     auto cases = calibration::load_cases(cases_);
     if (!only_.empty()) {
-      std::erase_if(cases, [&](const calibration::Case& c) { return c.id.find(only_) == std::string::npos; });
+      std::erase_if(
+          cases, [&](const calibration::Case& c) { return c.id.find(only_) == std::string::npos; });
     }
     if (print_scenarios_) {
       for (const calibration::Case& c : cases) {
@@ -52,6 +53,8 @@ class ValidateCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_validate_command() { return std::make_unique<ValidateCommand>(); }
+std::unique_ptr<Command> make_validate_command() {
+  return std::make_unique<ValidateCommand>();
+}
 
 }  // namespace fabricsim::tools

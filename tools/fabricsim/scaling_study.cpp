@@ -6,17 +6,20 @@
 #include <map>
 
 #include "sim/input_error.hpp"
-#include "topologies/system_presets.hpp"
 #include "tools/fabricsim/scenario.hpp"
 #include "tools/fabricsim/training_run.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
 
-const char* to_string(ScalingMode m) { return m == ScalingMode::weak ? "weak" : "strong"; }
+const char* to_string(ScalingMode m) {
+  return m == ScalingMode::weak ? "weak" : "strong";
+}
 
 std::vector<int> default_gpu_counts(int max_gpus) {
   std::vector<int> out;
-  for (int n = 8; n <= max_gpus; n *= 2) out.push_back(n);
+  for (int n = 8; n <= max_gpus; n *= 2)
+    out.push_back(n);
   return out;
 }
 
@@ -61,7 +64,7 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
     study.modes.clear();
     for (const sim::JsonValue& m : modes->as_array()) {
       study.modes.push_back(m.as_enum({"weak", "strong"}) == "weak" ? ScalingMode::weak
-                                                                     : ScalingMode::strong);
+                                                                    : ScalingMode::strong);
     }
     if (study.modes.empty()) modes->fail("at least one of weak, strong");
   }
@@ -82,11 +85,12 @@ Components components_of(const TrainingReport& report) {
   const models::StepResult& step = *report.step;
   const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
   Components c;
-  c.parts = {{"compute", b.compute}, {"TP", b.exposed_tp},   {"CP", b.exposed_cp},
-             {"EP", b.exposed_ep},   {"PP", b.exposed_pp},   {"bubble", b.bubble},
+  c.parts = {{"compute", b.compute}, {"TP", b.exposed_tp},      {"CP", b.exposed_cp},
+             {"EP", b.exposed_ep},   {"PP", b.exposed_pp},      {"bubble", b.bubble},
              {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
   double sum = 0;
-  for (const auto& [name, v] : c.parts) sum += v;
+  for (const auto& [name, v] : c.parts)
+    sum += v;
   c.parts.emplace_back("other", step.step_seconds - sum);
   return c;
 }
@@ -135,8 +139,8 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
           rows.push_back(std::move(r));
         };
         if (n % model_parallel != 0) {
-          emit(infeasible_row(row, fmt::format("tp x pp x cp = {} does not divide {} GPUs",
-                                               model_parallel, n)));
+          emit(infeasible_row(
+              row, fmt::format("tp x pp x cp = {} does not divide {} GPUs", model_parallel, n)));
           continue;
         }
         nlohmann::json doc = scenario;
@@ -151,7 +155,8 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
           // What depends on the size makes the size infeasible; anything else is the user's to
           // fix and stops the study.
           const std::string& path = e.path();
-          const bool size_dependent = path.starts_with("/parallelism") || path.starts_with("/system") ||
+          const bool size_dependent = path.starts_with("/parallelism") ||
+                                      path.starts_with("/system") ||
                                       path.starts_with("/training/global_batch");
           if (!size_dependent) throw;
           emit(infeasible_row(row, e.message()));
@@ -181,8 +186,9 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
             const double lost = parts.parts[c].second - work * baseline->components.parts[c].second;
             row.losses.push_back({parts.parts[c].first, lost / m.step_time_s});
           }
-          std::stable_sort(row.losses.begin(), row.losses.end(),
-                           [](const ScalingLoss& a, const ScalingLoss& b) { return a.points > b.points; });
+          std::stable_sort(
+              row.losses.begin(), row.losses.end(),
+              [](const ScalingLoss& a, const ScalingLoss& b) { return a.points > b.points; });
         }
         emit(row);
       }
@@ -192,12 +198,9 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
 }
 
 nlohmann::json scaling_row_json(const ScalingRow& row) {
-  nlohmann::json j = {{"system", row.system},
-                      {"mode", to_string(row.mode)},
-                      {"gpus", row.gpus},
-                      {"dp", row.dp},
-                      {"global_batch", row.global_batch},
-                      {"feasible", row.feasible}};
+  nlohmann::json j = {
+      {"system", row.system}, {"mode", to_string(row.mode)},      {"gpus", row.gpus},
+      {"dp", row.dp},         {"global_batch", row.global_batch}, {"feasible", row.feasible}};
   if (!row.feasible) {
     j["reason"] = row.reason;
     return j;
@@ -208,7 +211,8 @@ nlohmann::json scaling_row_json(const ScalingRow& row) {
   j["mfu"] = row.mfu;
   if (row.efficiency) j["scaling_efficiency"] = *row.efficiency;
   nlohmann::json losses = nlohmann::json::object();
-  for (const ScalingLoss& l : row.losses) losses[l.component] = l.points;
+  for (const ScalingLoss& l : row.losses)
+    losses[l.component] = l.points;
   if (row.efficiency) j["efficiency_lost_to"] = losses;
   j["simulate_wall_s"] = row.simulate_wall_s;
   return j;
@@ -223,8 +227,8 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
-  std::string out = fmt::format("near-linear (efficiency >= {:.0f}% of the smallest size):\n",
-                                100 * threshold);
+  std::string out =
+      fmt::format("near-linear (efficiency >= {:.0f}% of the smallest size):\n", 100 * threshold);
   for (const auto& key : order) {
     const auto& g = groups[key];
     int holds_to = 0;
@@ -237,7 +241,8 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
       first_miss = r;
       break;
     }
-    std::string line = fmt::format("  {:<22} {:<6} ", key.first, to_string(static_cast<ScalingMode>(key.second)));
+    std::string line =
+        fmt::format("  {:<22} {:<6} ", key.first, to_string(static_cast<ScalingMode>(key.second)));
     if (holds_to == 0) {
       line += "no baseline (the smallest size is infeasible)";
     } else if (first_miss == nullptr) {

@@ -28,7 +28,8 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
   for (const std::string& a : assignments) {
     const auto eq = a.find('=');
     if (eq == std::string::npos || a.empty() || a[0] != '/') {
-      throw sim::InputError(where, "--set", fmt::format("expected /json/pointer=value, got '{}'", a));
+      throw sim::InputError(where, "--set",
+                            fmt::format("expected /json/pointer=value, got '{}'", a));
     }
     const std::string pointer = a.substr(0, eq);
     const std::string text = a.substr(eq + 1);
@@ -49,26 +50,33 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
 namespace {
 
 void read_nvlink(sim::ObjectReader& r, topologies::NvlinkDomainSpec& nv) {
-  if (auto v = r.optional("gpus_per_domain")) nv.gpus_per_domain = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("gpus_per_board")) nv.gpus_per_board = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("gpus_per_domain"))
+    nv.gpus_per_domain = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("gpus_per_board"))
+    nv.gpus_per_board = static_cast<int>(v->as_positive_int());
   if (auto v = r.optional("chip_ports")) nv.chip_ports = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("l1_up_ports")) nv.l1_up_ports = static_cast<int>(v->as_non_negative_int());
-  if (auto v = r.optional("l2_chip_ports")) nv.l2_chip_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("l1_up_ports"))
+    nv.l1_up_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("l2_chip_ports"))
+    nv.l2_chip_ports = static_cast<int>(v->as_non_negative_int());
   if (auto v = r.optional("link_bandwidth")) nv.link_bandwidth = v->as_bandwidth();
   if (auto v = r.optional("nvls")) nv.nvls = v->as_bool();
   r.finish();
 }
 
 void read_fabric(sim::ObjectReader& r, topologies::ScaleOutSpec& so) {
-  if (auto v = r.optional("nics_per_server")) so.nics_per_server = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("nics_per_server"))
+    so.nics_per_server = static_cast<int>(v->as_positive_int());
   if (auto v = r.optional("nic_bandwidth")) {
     so.nic_bandwidth = v->as_bandwidth();
     so.leaf_up_bandwidth = so.nic_bandwidth;
   }
   if (auto v = r.optional("rail_optimized")) so.rail_optimized = v->as_bool();
   if (auto v = r.optional("plane_per_rail")) so.plane_per_rail = v->as_bool();
-  if (auto v = r.optional("leaf_down_ports")) so.leaf_down_ports = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("leaf_up_ports")) so.leaf_up_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("leaf_down_ports"))
+    so.leaf_down_ports = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("leaf_up_ports"))
+    so.leaf_up_ports = static_cast<int>(v->as_non_negative_int());
   if (auto v = r.optional("leaf_up_bandwidth")) so.leaf_up_bandwidth = v->as_bandwidth();
   if (auto v = r.optional("radix")) so.radix = static_cast<int>(v->as_positive_int());
   if (auto v = r.optional("collnet")) so.collnet = v->as_bool();
@@ -78,7 +86,8 @@ void read_fabric(sim::ObjectReader& r, topologies::ScaleOutSpec& so) {
       sim::ObjectReader tr = t.as_object();
       topologies::ClosTier tier;
       tier.ports = static_cast<int>(tr.required("ports").as_positive_int());
-      tier.up_ports = static_cast<int>(tr.optional("up_ports") ? tr.required("up_ports").as_non_negative_int() : 0);
+      tier.up_ports = static_cast<int>(
+          tr.optional("up_ports") ? tr.required("up_ports").as_non_negative_int() : 0);
       tier.up_bandwidth = tr.optional("up_bandwidth") ? tr.required("up_bandwidth").as_bandwidth()
                                                       : so.leaf_up_bandwidth;
       tr.finish();
@@ -90,7 +99,7 @@ void read_fabric(sim::ObjectReader& r, topologies::ScaleOutSpec& so) {
 
 models::Recompute read_recompute(const sim::JsonValue& v) {
   const std::string s = v.as_enum({"none", "selective", "full"});
-  return s == "none" ? models::Recompute::none
+  return s == "none"   ? models::Recompute::none
          : s == "full" ? models::Recompute::full
                        : models::Recompute::selective;
 }
@@ -125,7 +134,8 @@ Scenario read_scenario(const sim::JsonValue& root) {
       read_nvlink(nr, *sc.cluster.nvlink);
     }
     if (auto fabric = r.optional("fabric")) {
-      if (!sc.cluster.scale_out) fabric->fail_message("this system has no scale-out fabric to change");
+      if (!sc.cluster.scale_out)
+        fabric->fail_message("this system has no scale-out fabric to change");
       sim::ObjectReader fr = fabric->as_object();
       read_fabric(fr, *sc.cluster.scale_out);
     }
@@ -161,11 +171,14 @@ Scenario read_scenario(const sim::JsonValue& root) {
       }
     }
     sc.training.global_batch = static_cast<int>(r.required("global_batch").as_positive_int());
-    if (auto v = r.optional("seq_len")) sc.training.seq_len = static_cast<int>(v->as_positive_int());
-    if (auto v = r.optional("lora_rank")) sc.training.lora_rank = static_cast<int>(v->as_positive_int());
+    if (auto v = r.optional("seq_len"))
+      sc.training.seq_len = static_cast<int>(v->as_positive_int());
+    if (auto v = r.optional("lora_rank"))
+      sc.training.lora_rank = static_cast<int>(v->as_positive_int());
     if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
-    if (auto v = r.optional("tokens_to_train")) sc.training.tokens_to_train = v->as_positive_number();
+    if (auto v = r.optional("tokens_to_train"))
+      sc.training.tokens_to_train = v->as_positive_number();
     if (auto v = r.optional("sft_document_tokens")) {
       sc.lowering.sft_document_tokens = static_cast<int>(v->as_positive_int());
     }
@@ -192,7 +205,8 @@ Scenario read_scenario(const sim::JsonValue& root) {
     } else {
       const int rest = p.tp * p.pp * p.cp;
       if (sc.gpus % rest != 0) {
-        pv.fail_message(fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
+        pv.fail_message(
+            fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
       }
       p.dp = sc.gpus / rest;
     }

@@ -1,6 +1,6 @@
 #pragma once
-// Command-line flags shared by the commands that take a scenario (run, scale, calibrate shapes): each flag
-// is a shorthand for a `--set` on the scenario JSON.
+// Command-line flags shared by the commands that take a scenario (run, scale, calibrate shapes):
+// each flag is a shorthand for a `--set` on the scenario JSON.
 
 #include <CLI/CLI.hpp>
 #include <optional>

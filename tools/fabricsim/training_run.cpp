@@ -36,12 +36,15 @@ TrainingReport run_training(const Scenario& s) {
   const models::System system = models::make_system(s.cluster, gpu, preset->cpu);
   const calibration::CalibrationProfile profile =
       calibration::profile_for(s.system, gpu, s.calibration);
-  report.calibration_source = s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
-  report.workload = models::build_workload(s.model, s.plan, s.training, gpu, profile.compute, s.lowering);
+  report.calibration_source =
+      s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
+  report.workload =
+      models::build_workload(s.model, s.plan, s.training, gpu, profile.compute, s.lowering);
   report.memory = models::memory_report(report.workload, s.plan, s.training, gpu);
   if (!report.memory.fits && !s.ignore_memory) return report;
   const auto start = std::chrono::steady_clock::now();
-  report.step = models::simulate_step(system, profile.collective, report.workload, s.plan, s.simulation);
+  report.step =
+      models::simulate_step(system, profile.collective, report.workload, s.plan, s.simulation);
   report.simulate_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TrainingMetrics& m = report.metrics;
@@ -54,8 +57,9 @@ TrainingReport run_training(const Scenario& s) {
   const int span = s.training.task == models::TrainingTask::sft
                        ? std::min(seq, s.lowering.sft_document_tokens)
                        : seq;
-  m.hw_tflops_per_gpu = (report.workload.model_flops + recompute_flops(s.model, s.plan, s.training, span)) /
-                        m.step_time_s / gpus * 1e-12;
+  m.hw_tflops_per_gpu =
+      (report.workload.model_flops + recompute_flops(s.model, s.plan, s.training, span)) /
+      m.step_time_s / gpus * 1e-12;
   m.peak_tflops = gpu.peak_tflops(s.training.precision);
   if (m.peak_tflops > 0) {
     m.mfu = m.model_tflops_per_gpu / m.peak_tflops;
@@ -70,10 +74,14 @@ TrainingReport run_training(const Scenario& s) {
 namespace {
 
 nlohmann::json breakdown_json(const models::StageBreakdown& b) {
-  return {{"compute_s", b.compute},     {"exposed_tp_s", b.exposed_tp},
-          {"exposed_cp_s", b.exposed_cp}, {"exposed_ep_s", b.exposed_ep},
-          {"exposed_pp_s", b.exposed_pp}, {"bubble_s", b.bubble},
-          {"exposed_dp_s", b.exposed_dp}, {"optimizer_s", b.optimizer},
+  return {{"compute_s", b.compute},
+          {"exposed_tp_s", b.exposed_tp},
+          {"exposed_cp_s", b.exposed_cp},
+          {"exposed_ep_s", b.exposed_ep},
+          {"exposed_pp_s", b.exposed_pp},
+          {"bubble_s", b.bubble},
+          {"exposed_dp_s", b.exposed_dp},
+          {"optimizer_s", b.optimizer},
           {"end_s", b.end}};
 }
 
@@ -106,11 +114,13 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   j["critical_stage"] = r.step->critical_stage;
   j["breakdown"] = breakdown_json(r.step->stages[static_cast<size_t>(r.step->critical_stage)]);
   nlohmann::json stages = nlohmann::json::array();
-  for (const auto& b : r.step->stages) stages.push_back(breakdown_json(b));
+  for (const auto& b : r.step->stages)
+    stages.push_back(breakdown_json(b));
   j["stages"] = stages;
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : r.step->busiest_links) {
-    links.push_back({{"link", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"utilization", l.utilization}});
+    links.push_back(
+        {{"link", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"utilization", l.utilization}});
   }
   j["busiest_links"] = links;
   j["simulation"] = {{"events", r.step->events},
@@ -127,9 +137,9 @@ std::string report_to_text(const TrainingReport& r) {
   std::string out = fmt::format(
       "{} on {} x {} ({}), {} {} | TP{} PP{} DP{} CP{} EP{} VP{} mb{} gbs{} seq{} | zero {} "
       "recompute {} | {} backend\n",
-      s.model.name, s.gpus, s.system, placement.order_string(),
-      models::to_string(s.training.task), topologies::to_string(s.training.precision), p.tp, p.pp,
-      p.dp, p.cp, p.ep, p.vp, p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
+      s.model.name, s.gpus, s.system, placement.order_string(), models::to_string(s.training.task),
+      topologies::to_string(s.training.precision), p.tp, p.pp, p.dp, p.cp, p.ep, p.vp,
+      p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
       models::to_string(p.recompute), models::to_string(s.simulation.backend));
   out += fmt::format("calibration: {}\n", r.calibration_source);
   constexpr double kGiB = 1024.0 * 1024 * 1024;
@@ -151,14 +161,19 @@ std::string report_to_text(const TrainingReport& r) {
                      m.tokens_per_s_per_gpu);
   out += fmt::format("model TFLOP/s/GPU   {:.1f}  (MFU {:.1f}% of {:.0f} dense)\n",
                      m.model_tflops_per_gpu, 100 * m.mfu, m.peak_tflops);
-  out += fmt::format("hardware TFLOP/s    {:.1f}  (HFU {:.1f}%)\n", m.hw_tflops_per_gpu, 100 * m.hfu);
+  out +=
+      fmt::format("hardware TFLOP/s    {:.1f}  (HFU {:.1f}%)\n", m.hw_tflops_per_gpu, 100 * m.hfu);
   if (m.time_to_train_days > 0) {
     out += fmt::format("time to train       {:.1f} days\n", m.time_to_train_days);
   }
   const auto& b = r.step->stages[static_cast<size_t>(r.step->critical_stage)];
   out += fmt::format("breakdown (stage {}): compute {:.4f} s", r.step->critical_stage, b.compute);
-  for (auto [name, v] : {std::pair{"TP", b.exposed_tp}, {"CP", b.exposed_cp}, {"EP", b.exposed_ep},
-                         {"PP", b.exposed_pp}, {"DP", b.exposed_dp}, {"bubble", b.bubble},
+  for (auto [name, v] : {std::pair{"TP", b.exposed_tp},
+                         {"CP", b.exposed_cp},
+                         {"EP", b.exposed_ep},
+                         {"PP", b.exposed_pp},
+                         {"DP", b.exposed_dp},
+                         {"bubble", b.bubble},
                          {"optimizer", b.optimizer}}) {
     if (v > 0) out += fmt::format(", {} {:.4f}", name, v);
   }
@@ -166,14 +181,15 @@ std::string report_to_text(const TrainingReport& r) {
   if (!r.step->busiest_links.empty()) {
     out += "busiest links:\n";
     for (const auto& l : r.step->busiest_links) {
-      out += fmt::format("  {:<40} {:<8} {:>9.3f} GB  {:>5.1f}% busy\n", l.name, l.kind, l.bytes * 1e-9,
-                         100 * l.utilization);
+      out += fmt::format("  {:<40} {:<8} {:>9.3f} GB  {:>5.1f}% busy\n", l.name, l.kind,
+                         l.bytes * 1e-9, 100 * l.utilization);
     }
   }
-  out += fmt::format("simulated {} rank(s), {} events, {} flows ({} rate solves over {} flows) in "
-                     "{:.3f} s\n",
-                     r.step->simulated_ranks, r.step->events, r.step->flows, r.step->rate_solves,
-                     r.step->solved_flows, r.simulate_wall_s);
+  out += fmt::format(
+      "simulated {} rank(s), {} events, {} flows ({} rate solves over {} flows) in "
+      "{:.3f} s\n",
+      r.step->simulated_ranks, r.step->events, r.step->flows, r.step->rate_solves,
+      r.step->solved_flows, r.simulate_wall_s);
   return out;
 }
 

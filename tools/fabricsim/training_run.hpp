@@ -21,8 +21,8 @@ struct TrainingMetrics {
   double hw_tflops_per_gpu = 0;     ///< plus recomputation (Narayanan et al. eq. 3)
   double mfu = 0;
   double hfu = 0;
-  double peak_tflops = 0;           ///< dense peak of the training precision
-  double time_to_train_days = 0;    ///< when the scenario gives tokens_to_train
+  double peak_tflops = 0;         ///< dense peak of the training precision
+  double time_to_train_days = 0;  ///< when the scenario gives tokens_to_train
 };
 
 struct TrainingReport {

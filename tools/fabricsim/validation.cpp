@@ -10,16 +10,16 @@
 
 #include "calibration/gemm_fit.hpp"
 #include "models/collective_algorithms.hpp"
-#include "models/compute_model.hpp"
 #include "models/collective_model.hpp"
+#include "models/compute_model.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/profile_options.hpp"
-#include "topologies/router.hpp"
-#include "topologies/spec_error.hpp"
 #include "tools/fabricsim/scenario.hpp"
 #include "tools/fabricsim/training_case.hpp"
 #include "tools/fabricsim/training_run.hpp"
+#include "topologies/router.hpp"
+#include "topologies/spec_error.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -71,9 +71,9 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
   const calibration::CalibrationProfile profile =
       calibration::profile_for(c.system, gpu, options.calibration);
   const double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k * g.batch;
-  const double seconds = models::gemm_seconds(gpu, profile.compute, *precision,
-                                              static_cast<double>(g.m), static_cast<double>(g.n),
-                                              static_cast<double>(g.k), static_cast<double>(g.batch));
+  const double seconds = models::gemm_seconds(
+      gpu, profile.compute, *precision, static_cast<double>(g.m), static_cast<double>(g.n),
+      static_cast<double>(g.k), static_cast<double>(g.batch));
   ValidationRow row;
   row.id = c.id;
   row.source = c.source;
@@ -103,7 +103,8 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   if (coll.algorithm) {
     request.algorithm = models::parse_algorithm(*coll.algorithm);
     if (!request.algorithm) {
-      report.skipped.push_back({c.id, fmt::format("algorithm '{}' is not modelled", *coll.algorithm)});
+      report.skipped.push_back(
+          {c.id, fmt::format("algorithm '{}' is not modelled", *coll.algorithm)});
       return;
     }
   }
@@ -114,10 +115,10 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   };
   auto add = [&](const std::string& metric, std::optional<double> size, double predicted,
                  double measured, const models::CollectiveResult& r) {
-    report.rows.push_back({c.id, c.source, c.system, metric, size, predicted, measured,
-                           (predicted - measured) / measured,
-                           fmt::format("{}/{}", models::to_string(r.algorithm),
-                                       models::to_string(r.protocol))});
+    report.rows.push_back(
+        {c.id, c.source, c.system, metric, size, predicted, measured,
+         (predicted - measured) / measured,
+         fmt::format("{}/{}", models::to_string(r.algorithm), models::to_string(r.protocol))});
   };
   bool any = false;
   if (c.measured.busbw_curve) {
@@ -155,11 +156,10 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   const Scenario scenario = read_scenario(parsed.root());
   const TrainingReport r = run_training(scenario);
   const TrainingMetrics& m = r.metrics;
-  const std::string detail =
-      fmt::format("step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
-                  100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() /
-                      r.memory.capacity,
-                  r.memory.fits ? "" : " (does not fit)");
+  const std::string detail = fmt::format(
+      "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
+      100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() / r.memory.capacity,
+      r.memory.fits ? "" : " (does not fit)");
   auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
     if (!measured) return;
     report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, *measured,
@@ -257,15 +257,18 @@ nlohmann::json report_to_json(const ValidationReport& report) {
   }
   nlohmann::json by_source = nlohmann::json::object();
   for (const std::string& s : sources(report)) {
-    by_source[s] = summary_json(summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
+    by_source[s] =
+        summary_json(summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
   nlohmann::json skipped = nlohmann::json::array();
-  for (const SkippedCase& s : report.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
-  return {{"rows", rows},
-          {"summary",
-           {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
-            {"by_source", by_source}}},
-          {"skipped", skipped}};
+  for (const SkippedCase& s : report.skipped)
+    skipped.push_back({{"id", s.id}, {"reason", s.reason}});
+  return {
+      {"rows", rows},
+      {"summary",
+       {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
+        {"by_source", by_source}}},
+      {"skipped", skipped}};
 }
 
 std::string report_to_text(const ValidationReport& report) {
@@ -287,7 +290,8 @@ std::string report_to_text(const ValidationReport& report) {
   line("overall", summarize_errors(report.rows, [](const auto&) { return true; }));
   if (!report.skipped.empty()) {
     out += "\nnot run:\n";
-    for (const SkippedCase& s : report.skipped) out += fmt::format("  {}: {}\n", s.id, s.reason);
+    for (const SkippedCase& s : report.skipped)
+      out += fmt::format("  {}: {}\n", s.id, s.reason);
   }
   return out;
 }

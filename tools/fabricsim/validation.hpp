@@ -20,7 +20,7 @@ struct ValidationRow {
   std::optional<double> size_bytes;  ///< curves only
   double predicted = 0;
   double measured = 0;
-  double error = 0;  ///< (predicted - measured) / measured
+  double error = 0;    ///< (predicted - measured) / measured
   std::string detail;  ///< e.g. the algorithm/protocol used
 };
 
