@@ -16,6 +16,9 @@ class ValidateCommand final : public Command {
     app_->add_option("--cases", cases_, "Case file (../shared/reference/cases format)")->required();
     app_->add_flag("--json", json_, "Print rows, per-source and overall summaries as JSON");
     app_->add_option("--only", only_, "Keep only cases whose id contains this text");
+    app_->add_flag("--hold-out-source", options_.hold_out_source,
+                   "Predict GEMM and collective cases with parameters fitted to the other sources "
+                   "of the file only (out-of-sample check of the calibration)");
     app_->add_flag("--print-scenarios", print_scenarios_,
                    "Print the scenario each training case maps to (for `fabricsim run`) and stop");
     add_profile_option(*app_, options_.calibration);

@@ -8,7 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "calibration/collective_fit.hpp"
 #include "calibration/gemm_fit.hpp"
+#include "calibration/importers.hpp"
 #include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
 #include "models/compute_model.hpp"
@@ -46,11 +48,60 @@ class SystemCache {
   std::map<std::pair<std::string, int>, std::unique_ptr<Entry>> entries_;
 };
 
+/// Profiles fitted without one source's cases (ValidationOptions::hold_out_source), per
+/// (held-out source, system).
+class HeldOutFits {
+ public:
+  explicit HeldOutFits(const std::vector<calibration::Case>& cases)
+      : measurements_(calibration::measurements_from_cases(cases)) {
+    for (const calibration::Case& c : cases)
+      source_of_[c.id] = c.source;
+  }
+
+  models::CollectiveProfile collective(const calibration::Case& held,
+                                       const models::System& system) {
+    const auto key = std::make_pair(held.source, held.system);
+    if (auto it = collective_.find(key); it != collective_.end()) return it->second;
+    std::vector<calibration::CollectiveMeasurement> others;
+    for (const auto& m : measurements_.collectives) {
+      if (m.system == held.system && source_of_[m.source] != held.source) others.push_back(m);
+    }
+    const models::CollectiveProfile start = models::default_collective_profile(system.gpu);
+    const models::CollectiveProfile p =
+        others.empty() ? start : calibration::fit_collectives(held.system, others, start).profile;
+    return collective_.emplace(key, p).first->second;
+  }
+
+  models::ComputeProfile compute(const calibration::Case& held, const topologies::GpuSpec& gpu,
+                                 topologies::Precision precision) {
+    const auto key = std::make_tuple(held.source, gpu.id, static_cast<int>(precision));
+    if (auto it = compute_.find(key); it != compute_.end()) return it->second;
+    std::vector<calibration::GemmMeasurement> others;
+    for (const auto& g : measurements_.gemms) {
+      const topologies::SystemPreset* preset = topologies::find_system(g.system);
+      if (preset == nullptr || preset->gpu != gpu.id) continue;
+      if (calibration::gemm_precision(g.dtype) != precision) continue;
+      if (source_of_[g.source] != held.source) others.push_back(g);
+    }
+    models::ComputeProfile p = models::default_compute_profile(gpu);
+    if (!others.empty()) {
+      p.gemm_for(precision) = calibration::fit_gemm(gpu, precision, others, p).params;
+    }
+    return compute_.emplace(key, p).first->second;
+  }
+
+ private:
+  calibration::MeasurementSet measurements_;
+  std::map<std::string, std::string> source_of_;  // case id -> publication
+  std::map<std::pair<std::string, std::string>, models::CollectiveProfile> collective_;
+  std::map<std::tuple<std::string, std::string, int>, models::ComputeProfile> compute_;
+};
+
 /// A GEMM case: the compute model's TFLOP/s for its shape on the case's GPU. The built-in
 /// profiles are fitted to these same public measurements, so this is an in-sample check of the
 /// fit (docs/calibration.md reports the cross-validated error).
 void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
-                   ValidationReport& report) {
+                   HeldOutFits* held_out, ValidationReport& report) {
   const calibration::CaseGemm& g = *c.gemm;
   const auto precision = calibration::gemm_precision(g.dtype);
   const topologies::SystemPreset* preset = topologies::find_system(c.system);
@@ -68,12 +119,13 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
     report.skipped.push_back({c.id, "no measured tflops"});
     return;
   }
-  const calibration::CalibrationProfile profile =
-      calibration::profile_for(c.system, gpu, options.calibration);
+  const models::ComputeProfile compute =
+      held_out != nullptr ? held_out->compute(c, gpu, *precision)
+                          : calibration::profile_for(c.system, gpu, options.calibration).compute;
   const double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k * g.batch;
-  const double seconds = models::gemm_seconds(
-      gpu, profile.compute, *precision, static_cast<double>(g.m), static_cast<double>(g.n),
-      static_cast<double>(g.k), static_cast<double>(g.batch));
+  const double seconds = models::gemm_seconds(gpu, compute, *precision, static_cast<double>(g.m),
+                                              static_cast<double>(g.n), static_cast<double>(g.k),
+                                              static_cast<double>(g.batch));
   ValidationRow row;
   row.id = c.id;
   row.source = c.source;
@@ -87,7 +139,7 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
 }
 
 void validate_collective(const calibration::Case& c, const ValidationOptions& options,
-                         SystemCache& cache, ValidationReport& report) {
+                         SystemCache& cache, HeldOutFits* held_out, ValidationReport& report) {
   const calibration::CaseCollective& coll = *c.collective;
   const auto op = models::parse_collective_op(coll.op);
   if (!op) {
@@ -96,7 +148,8 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   }
   SystemCache::Entry& entry = cache.get(c.system, c.gpus);
   const models::CollectiveProfile profile =
-      profile_from_option(options.calibration, entry.system).collective;
+      held_out != nullptr ? held_out->collective(c, entry.system)
+                          : profile_from_option(options.calibration, entry.system).collective;
   models::CollectiveRequest request;
   request.op = *op;
   request.ranks = models::first_ranks(c.gpus);
@@ -182,14 +235,17 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
                                 const ValidationOptions& options) {
   ValidationReport report;
   SystemCache cache;
+  std::optional<HeldOutFits> held_out;
+  if (options.hold_out_source) held_out.emplace(cases);
+  HeldOutFits* fits = held_out ? &*held_out : nullptr;
   for (const calibration::Case& c : cases) {
     try {
       switch (c.kind) {
         case calibration::CaseKind::collective:
-          validate_collective(c, options, cache, report);
+          validate_collective(c, options, cache, fits, report);
           break;
         case calibration::CaseKind::gemm:
-          validate_gemm(c, options, report);
+          validate_gemm(c, options, fits, report);
           break;
         case calibration::CaseKind::training:
           validate_training(c, options, report);

@@ -44,6 +44,10 @@ struct ValidationOptions {
   std::string calibration;  ///< profile file; empty = the built-in profile of each system
   /// Size used for a single-point busbw case whose size the source does not print.
   double default_large_message = 8.0 * 1024 * 1024 * 1024;
+  /// Out-of-sample check of the calibration: GEMM and collective cases are predicted with
+  /// parameters fitted (from the defaults) to the other sources' cases of the file only, the
+  /// way the built-in profiles are fitted to all of them.
+  bool hold_out_source = false;
 };
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
