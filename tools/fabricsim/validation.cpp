@@ -289,6 +289,11 @@ std::vector<std::string> sources(const ValidationReport& report) {
   return out;
 }
 
+nlohmann::json rank_json(const RankAgreement& r) {
+  return {{"source", r.source}, {"metric", r.metric},         {"runs", r.runs},
+          {"pairs", r.pairs},   {"concordant", r.concordant}, {"kendall_tau", r.kendall_tau()}};
+}
+
 nlohmann::json summary_json(const ErrorSummary& s) {
   return {{"points", s.points},
           {"median_abs_error", s.median_abs_error},
@@ -296,6 +301,36 @@ nlohmann::json summary_json(const ErrorSummary& s) {
 }
 
 }  // namespace
+
+std::vector<RankAgreement> rank_agreements(const std::vector<ValidationRow>& rows) {
+  std::vector<RankAgreement> out;
+  std::vector<std::string> order;
+  std::map<std::pair<std::string, std::string>, std::vector<const ValidationRow*>> groups;
+  for (const ValidationRow& r : rows) {
+    static const std::set<std::string> kThroughput = {"tflops_per_gpu", "hw_tflops_per_gpu", "mfu",
+                                                      "hfu", "tokens_per_s_per_gpu"};
+    if (!kThroughput.contains(r.metric)) continue;
+    auto& g = groups[{r.source, r.metric}];
+    if (g.empty()) order.push_back(r.source + "\n" + r.metric);
+    g.push_back(&r);
+  }
+  for (const std::string& key : order) {
+    const auto split = key.find('\n');
+    const auto& g = groups[{key.substr(0, split), key.substr(split + 1)}];
+    if (g.size() < 3) continue;
+    RankAgreement a{key.substr(0, split), key.substr(split + 1), static_cast<int>(g.size()), 0, 0};
+    for (size_t i = 0; i < g.size(); ++i) {
+      for (size_t j = i + 1; j < g.size(); ++j) {
+        const double measured = g[i]->measured - g[j]->measured;
+        if (measured == 0) continue;
+        ++a.pairs;
+        if ((g[i]->predicted - g[j]->predicted) * measured > 0) ++a.concordant;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
 
 nlohmann::json report_to_json(const ValidationReport& report) {
   nlohmann::json rows = nlohmann::json::array();
@@ -323,7 +358,14 @@ nlohmann::json report_to_json(const ValidationReport& report) {
       {"rows", rows},
       {"summary",
        {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
-        {"by_source", by_source}}},
+        {"by_source", by_source},
+        {"ranking",
+         [&] {
+           nlohmann::json ranks = nlohmann::json::array();
+           for (const RankAgreement& r : rank_agreements(report.rows))
+             ranks.push_back(rank_json(r));
+           return ranks;
+         }()}}},
       {"skipped", skipped}};
 }
 
@@ -344,6 +386,14 @@ std::string report_to_text(const ValidationReport& report) {
     line(s, summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
   line("overall", summarize_errors(report.rows, [](const auto&) { return true; }));
+  const std::vector<RankAgreement> ranks = rank_agreements(report.rows);
+  if (!ranks.empty()) {
+    out += "\nranking of runs within a source (pairs ordered as measured):\n";
+    for (const RankAgreement& r : ranks) {
+      out += fmt::format("  {:<70} {:<20} runs {:>3}  {:>3}/{:<3} pairs  tau {:+.2f}\n", r.source,
+                         r.metric, r.runs, r.concordant, r.pairs, r.kendall_tau());
+    }
+  }
   if (!report.skipped.empty()) {
     out += "\nnot run:\n";
     for (const SkippedCase& s : report.skipped)

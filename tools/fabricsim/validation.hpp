@@ -55,6 +55,19 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
 
 ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
                               const std::function<bool(const ValidationRow&)>& keep);
+
+/// Whether predictions order a source's runs as the measurements do, for one throughput metric:
+/// of the pairs of runs the measurements tell apart, how many the predictions order the same way.
+struct RankAgreement {
+  std::string source;
+  std::string metric;
+  int runs = 0;
+  int pairs = 0;
+  int concordant = 0;
+  double kendall_tau() const { return pairs > 0 ? (2.0 * concordant - pairs) / pairs : 0.0; }
+};
+/// For every source and training throughput metric with at least three runs.
+std::vector<RankAgreement> rank_agreements(const std::vector<ValidationRow>& rows);
 nlohmann::json report_to_json(const ValidationReport& report);
 std::string report_to_text(const ValidationReport& report);
 
