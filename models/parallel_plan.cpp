@@ -169,6 +169,9 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                      plan.pp));
   }
   const int seq = training.seq_len > 0 ? training.seq_len : model.seq_len;
+  if (training.unfused_attention && plan.cp > 1) {
+    fail("/cp", "context parallelism (ring attention) needs flash attention, not unfused");
+  }
   const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
   if (seq % cp_chunks != 0) {
     fail("/cp", fmt::format("the sequence of {} tokens does not divide into {} context-parallel "

@@ -66,6 +66,9 @@ struct TrainingConfig {
   int seq_len = 0;       ///< 0 = the model's
   int lora_rank = 16;
   bool causal = true;
+  /// Flash-style attention (scores never leave the SM), or the pre-2023 kernels that write the
+  /// score matrix to HBM between two batched GEMMs (Megatron's fused softmax).
+  bool unfused_attention = false;
   /// FP8 scaling granularity: per-tensor delayed scaling or 1x128/128x128 blocks (DeepSeek).
   bool fp8_blockwise = false;
   double tokens_to_train = 0;  ///< for time-to-train reports; 0 = not asked

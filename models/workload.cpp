@@ -295,7 +295,36 @@ struct LayerEmitter {
     return 2.0 * s.tokens * s.attention_span * s.q_heads * (s.head_dim + s.v_dim) * causal;
   }
 
+  /// Attention that writes the scores to HBM: QK^T and PV as batched GEMMs over every (sequence,
+  /// head) with the full score matrix (a causal mask saves no work), and a fused scale-mask-
+  /// softmax reading and writing it. The backward recomputes the forward under selective
+  /// recomputation (Korthikanti et al.), else reads the stored probabilities.
+  void unfused_attention(ProgramBuilder& b, bool backward) const {
+    const double seq = s.tokens / plan.micro_batch;
+    const double span = std::min(seq, s.attention_span);
+    const double batch = plan.micro_batch * s.q_heads * (seq / span);
+    const double scores = batch * span * span;
+    if (!backward || plan.recompute != Recompute::none) {
+      b.gemm(backward ? "attn_scores_recompute" : "attn_scores", Precision::bf16, span, span,
+             s.head_dim, batch);
+      b.memory(backward ? "softmax_recompute" : "softmax", 4.0 * scores);
+      if (!backward) {
+        b.gemm("attn_values", Precision::bf16, span, s.v_dim, span, batch);
+        return;
+      }
+    }
+    b.gemm("attn_dv", Precision::bf16, span, s.v_dim, span, batch);
+    b.gemm("attn_dp", Precision::bf16, span, span, s.v_dim, batch);
+    b.memory("softmax_bwd", 6.0 * scores);
+    b.gemm("attn_dq", Precision::bf16, span, s.head_dim, span, batch);
+    b.gemm("attn_dk", Precision::bf16, span, s.head_dim, span, batch);
+  }
+
   void attention_core(ProgramBuilder& b, bool backward) const {
+    if (training.unfused_attention) {
+      unfused_attention(b, backward);
+      return;
+    }
     const double flops = attention_flops() * (backward ? 2.5 : 1.0);
     if (s.cp <= 1) {
       b.attention(backward ? "attn_bwd" : "attn", flops, backward, span());
@@ -502,6 +531,10 @@ struct LayerEmitter {
     bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     bytes += T * s.q_heads * s.v_dim * a;                        // attention output
     bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
+    if (training.unfused_attention && plan.recompute == Recompute::none) {
+      bytes +=
+          T * s.q_heads * std::min(T / plan.micro_batch, s.attention_span) * a;  // probabilities
+    }
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
       const double routed =

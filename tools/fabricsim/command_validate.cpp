@@ -3,6 +3,7 @@
 #include "calibration/cases.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
+#include "tools/fabricsim/scenario.hpp"
 #include "tools/fabricsim/training_case.hpp"
 #include "tools/fabricsim/validation.hpp"
 
@@ -16,6 +17,10 @@ class ValidateCommand final : public Command {
     app_->add_option("--cases", cases_, "Case file (../shared/reference/cases format)")->required();
     app_->add_flag("--json", json_, "Print rows, per-source and overall summaries as JSON");
     app_->add_option("--only", only_, "Keep only cases whose id contains this text");
+    app_->add_option("--set", options_.scenario_sets,
+                     "Set a field of every training case's scenario: /json/pointer=value "
+                     "(repeatable; see --print-scenarios)")
+        ->allow_extra_args(false);
     app_->add_flag("--hold-out-source", options_.hold_out_source,
                    "Predict GEMM and collective cases with parameters fitted to the other sources "
                    "of the file only (out-of-sample check of the calibration)");
@@ -33,7 +38,9 @@ class ValidateCommand final : public Command {
     if (print_scenarios_) {
       for (const calibration::Case& c : cases) {
         if (c.kind != calibration::CaseKind::training) continue;
-        out << "// " << c.id << "\n" << training_case_scenario(c).dump(2) << "\n";
+        nlohmann::json doc = training_case_scenario(c);
+        apply_assignments(doc, options_.scenario_sets, "<command line>");
+        out << "// " << c.id << "\n" << doc.dump(2) << "\n";
       }
       return 0;
     }

@@ -177,6 +177,9 @@ Scenario read_scenario(const sim::JsonValue& root) {
       sc.training.lora_rank = static_cast<int>(v->as_positive_int());
     if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
+    if (auto v = r.optional("attention_kernel")) {
+      sc.training.unfused_attention = v->as_enum({"flash", "unfused"}) == "unfused";
+    }
     if (auto v = r.optional("tokens_to_train"))
       sc.training.tokens_to_train = v->as_positive_number();
     if (auto v = r.optional("sft_document_tokens")) {

@@ -205,6 +205,7 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
                        ValidationReport& report) {
   nlohmann::json doc = training_case_scenario(c);
   if (!options.calibration.empty()) doc["calibration"] = options.calibration;
+  apply_assignments(doc, options.scenario_sets, "<command line>");
   const sim::JsonDocument parsed(doc, "case " + c.id);
   const Scenario scenario = read_scenario(parsed.root());
   const TrainingReport r = run_training(scenario);

@@ -48,6 +48,9 @@ struct ValidationOptions {
   /// parameters fitted (from the defaults) to the other sources' cases of the file only, the
   /// way the built-in profiles are fitted to all of them.
   bool hold_out_source = false;
+  /// "/json/pointer=value" assignments applied to every training case's scenario (what-ifs
+  /// such as the software stack a source used: /training/attention_kernel=unfused).
+  std::vector<std::string> scenario_sets;
 };
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
