@@ -1,5 +1,7 @@
 #include "calibration/bus_bandwidth.hpp"
 
+#include "models/collective_op.hpp"
+
 namespace fabricsim::calibration {
 
 const std::vector<std::string>& collective_ops() {
@@ -9,12 +11,9 @@ const std::vector<std::string>& collective_ops() {
 }
 
 std::optional<double> bus_bandwidth_factor(std::string_view op, int ranks) {
-  if (ranks < 1) return std::nullopt;
-  const double n = ranks;
-  if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "alltoall") return (n - 1) / n;
-  if (op == "broadcast" || op == "reduce" || op == "sendrecv") return 1.0;
-  return std::nullopt;
+  const auto parsed = models::parse_collective_op(op);
+  if (ranks < 1 || !parsed) return std::nullopt;
+  return models::busbw_factor(*parsed, ranks);
 }
 
 // GB/s from bytes and microseconds: bytes / (us * 1e-6) / 1e9 = bytes / (us * 1e3).

@@ -15,10 +15,13 @@
 #include "models/collective_model.hpp"
 #include "models/compute_model.hpp"
 #include "models/system.hpp"
+#include "tests/model_cases.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
 using topologies::Precision;
+
+using fabricsim::testing::h100;
 
 namespace {
 
@@ -44,10 +47,6 @@ class Noise {
 /// Median of |exp(sigma z) - 1| for standard normal z: ~0.6745 sigma for small sigma.
 double expected_median_rel_error(double sigma) {
   return std::exp(0.6745 * sigma) - 1.0;
-}
-
-const topologies::GpuSpec& h100() {
-  return *topologies::find_gpu("H100-SXM5");
 }
 
 models::GemmParams true_gemm_params() {

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "sim/input_error.hpp"
+#include "tests/model_cases.hpp"
 #include "tests/scratch_dir.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -12,11 +13,9 @@ using namespace fabricsim;
 using namespace fabricsim::calibration;
 using fabricsim::testing::ScratchDir;
 
-namespace {
+using fabricsim::testing::h100;
 
-const topologies::GpuSpec& h100() {
-  return *topologies::find_gpu("H100-SXM5");
-}
+namespace {
 
 /// A profile in which every field differs from its default, with values that have no short
 /// decimal form (1/3, 1/7) so that a lossy number format would show.

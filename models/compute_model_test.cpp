@@ -3,16 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "models/transformer.hpp"
+#include "tests/model_cases.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::models;
 using topologies::Precision;
 
-namespace {
+using fabricsim::testing::h100;
 
-const topologies::GpuSpec& h100() {
-  return *topologies::find_gpu("H100-SXM5");
-}
+namespace {
 
 // H100 SXM5: 132 SMs, 989.4 dense bf16 TFLOP/s, 3.35 TB/s of HBM.
 constexpr double kPeak = 989.4e12;

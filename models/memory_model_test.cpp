@@ -7,24 +7,18 @@
 #include "models/compute_profile.hpp"
 #include "models/model_presets.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "tests/model_cases.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::models;
 using topologies::Precision;
 
+using fabricsim::testing::Case;
+using fabricsim::testing::h100;
+
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-const topologies::GpuSpec& h100() {
-  return *topologies::find_gpu("H100-SXM5");
-}
-
-struct Case {
-  TransformerConfig model;
-  ParallelPlan plan;
-  TrainingConfig training;
-};
 
 /// llama2-7b (32 layers, hidden 4096, seq 4096) on tp x pp x dp GPUs, one micro-batch per
 /// replica per pipeline stage unless `microbatches` says otherwise.

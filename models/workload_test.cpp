@@ -7,22 +7,16 @@
 
 #include "models/compute_model.hpp"
 #include "models/model_presets.hpp"
+#include "tests/model_cases.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::models;
 using topologies::Precision;
 
+using fabricsim::testing::Case;
+using fabricsim::testing::h100;
+
 namespace {
-
-const topologies::GpuSpec& h100() {
-  return *topologies::find_gpu("H100-SXM5");
-}
-
-struct Case {
-  TransformerConfig model;
-  ParallelPlan plan;
-  TrainingConfig training;
-};
 
 Case make_case(const char* model, int tp, int pp, int dp, int global_batch) {
   Case c;

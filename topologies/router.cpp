@@ -103,23 +103,9 @@ const sim::Route& Router::route_via(uint32_t src, uint32_t proxy, uint32_t dst) 
   return proxied_.emplace(key, compute(src, dst, proxy)).first->second;
 }
 
-sim::Route Router::to_domain_switch(uint32_t rank) const {
-  Accumulator acc;
-  const NodeId g = topology_.gpu(rank);
-  double total = 0;
-  for (LinkId l : topology_.out_links(g)) {
-    if (topology_.link(l).kind == LinkKind::nvlink)
-      total += topology_.link(l).bandwidth.bytes_per_s();
-  }
-  for (LinkId l : topology_.out_links(g)) {
-    const Link& link = topology_.link(l);
-    if (link.kind == LinkKind::nvlink) acc.add(topology_, l, link.bandwidth.bytes_per_s() / total);
-  }
-  return sim::Route{std::move(acc.shares),
-                    sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
-}
-
-sim::Route Router::from_domain_switch(uint32_t rank) const {
+/// A GPU's NVLink lanes to its scale-up switches, each carrying its share of the GPU's NVLink
+/// bandwidth: towards the switches (`up`) or back from them.
+sim::Route Router::domain_switch_route(uint32_t rank, bool up) const {
   Accumulator acc;
   const NodeId g = topology_.gpu(rank);
   double total = 0;
@@ -130,10 +116,19 @@ sim::Route Router::from_domain_switch(uint32_t rank) const {
   for (LinkId l : topology_.out_links(g)) {
     const Link& link = topology_.link(l);
     if (link.kind != LinkKind::nvlink) continue;
-    acc.add(topology_, topology_.link_between(link.dst, g), link.bandwidth.bytes_per_s() / total);
+    acc.add(topology_, up ? l : topology_.link_between(link.dst, g),
+            link.bandwidth.bytes_per_s() / total);
   }
   return sim::Route{std::move(acc.shares),
                     sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
+}
+
+sim::Route Router::to_domain_switch(uint32_t rank) const {
+  return domain_switch_route(rank, true);
+}
+
+sim::Route Router::from_domain_switch(uint32_t rank) const {
+  return domain_switch_route(rank, false);
 }
 
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,

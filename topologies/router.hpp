@@ -69,6 +69,7 @@ class Router {
  private:
   struct Accumulator;
   sim::Route compute(uint32_t src, uint32_t dst, uint32_t proxy);
+  sim::Route domain_switch_route(uint32_t rank, bool up) const;
   bool updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash, double fraction,
               Accumulator& acc) const;
   bool shortest_path(NodeId src, NodeId dst, Accumulator& acc) const;
