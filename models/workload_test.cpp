@@ -224,7 +224,8 @@ TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
   // Without overlap every collective blocks the compute stream.
   Case blocking = c8;
   blocking.plan.tp_comm_overlap = false;
-  const ChunkWork& b = build(blocking).stages[0].chunks[0];
+  const Workload blocking_workload = build(blocking);
+  const ChunkWork& b = blocking_workload.stages[0].chunks[0];
   CHECK(count_ops(b.forward, [](const WorkOp& op) { return op.kind == WorkOp::Kind::comm; }) ==
         4 * l + 3);
   // TP1: no collective at all inside the passes.
