@@ -34,8 +34,8 @@ struct Shapes {
 /// Builds pass programs: durations from the compute model, floor at the kernel launch time.
 class ProgramBuilder {
  public:
-  ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double slowdown)
-      : gpu_(gpu), profile_(profile), slowdown_(slowdown) {}
+  ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile)
+      : gpu_(gpu), profile_(profile) {}
 
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
@@ -127,7 +127,6 @@ class ProgramBuilder {
 
   const topologies::GpuSpec& gpu_;
   const ComputeProfile& profile_;
-  double slowdown_;
   double contended_ = 0;
   int split_ = 1;
   int next_slot_ = 0;
@@ -622,8 +621,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.layers = per_virtual[v];
       c.has_embedding = v == 0;
       c.has_lm_head = v == virtual_stages - 1;
-      ProgramBuilder fwd(gpu, profile, slowdown);
-      ProgramBuilder bwd(gpu, profile, slowdown);
+      ProgramBuilder fwd(gpu, profile);
+      ProgramBuilder bwd(gpu, profile);
       const double T = s.tokens, h = s.hidden;
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
       if (c.has_embedding) {
