@@ -11,6 +11,7 @@
 #include "models/system.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/scenario.hpp"
+#include "tools/fabricsim/training_run.hpp"
 #include "topologies/system_presets.hpp"
 
 using namespace fabricsim;
@@ -34,12 +35,10 @@ Prepared prepare(const char* system, int gpus, int global_batch, models::Backend
       {"simulation", {{"ignore_memory", true}}}};
   Prepared p{tools::read_scenario(sim::JsonDocument(doc, "<bench>").root()), {}, {}, {}};
   p.scenario.simulation.backend = backend;
-  const topologies::SystemPreset* preset = topologies::find_system(system);
-  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);
-  p.system = models::make_system(p.scenario.cluster, gpu, preset->cpu);
-  p.profile = calibration::profile_for(system, gpu, "");
-  p.workload = models::build_workload(p.scenario.model, p.scenario.plan, p.scenario.training, gpu,
-                                      p.profile.compute, p.scenario.lowering);
+  p.system = models::make_system(p.scenario.cluster, tools::scenario_gpu(p.scenario),
+                                 topologies::find_system(system)->cpu);
+  p.profile = tools::scenario_profile(p.scenario);
+  p.workload = tools::scenario_workload(p.scenario, p.profile);
   return p;
 }
 

@@ -16,11 +16,6 @@ namespace {
 
 using topologies::Precision;
 
-std::string gpu_of_system(const std::string& system) {
-  const topologies::SystemPreset* p = topologies::find_system(system);
-  return p ? p->gpu : "";
-}
-
 /// Same die or the closest relative; used when a GPU has no measurements of a precision.
 const std::map<std::string, std::string>& gpu_donors() {
   static const std::map<std::string, std::string> donors = {
@@ -92,6 +87,11 @@ bool donor_has_rich(const std::map<std::string, GpuFit>& fits, const std::string
 }
 
 }  // namespace
+
+std::string gpu_of_system(const std::string& system) {
+  const topologies::SystemPreset* p = topologies::find_system(system);
+  return p ? p->gpu : "";
+}
 
 CalibrationProfile fit_profile(const std::string& system, MeasurementSet measurements,
                                const CalibrationProfile& start, const ProfileFitOptions& options) {

@@ -30,6 +30,9 @@ struct ProfileFitOptions {
   bool gemm_by_gpu = true;
 };
 
+/// The GPU id of a system preset; "" for an unknown or empty name.
+std::string gpu_of_system(const std::string& system);
+
 /// Fits `system`'s profile starting from `start`. GEMM measurements without a system are taken
 /// to be from `system`'s GPU; collective measurements without a system from `system` itself.
 CalibrationProfile fit_profile(const std::string& system, MeasurementSet measurements,

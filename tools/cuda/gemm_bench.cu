@@ -24,6 +24,7 @@
 #include "tools/cuda/gemm_options.hpp"
 #include "tools/cuda/gemm_report.hpp"
 #include "tools/cuda/random_fill.cuh"
+#include "tools/cuda/report_output.hpp"
 #include "tools/cuda/rotation_plan.hpp"
 #include "tools/cuda/run_info.hpp"
 #include "tools/cuda/tool_errors.hpp"
@@ -317,12 +318,7 @@ int run(int argc, char** argv) {
     throw DeviceUnavailable("CUDA device " + std::to_string(options.device) + " not found (" +
                             std::to_string(device_count) + " visible)");
   }
-  const bool to_stdout = options.output.empty() || options.output == "-";
-  std::ofstream file;
-  if (!to_stdout) {
-    file.open(options.output);
-    if (!file) throw sim::InputError(options.output, "", "cannot open output file for writing");
-  }
+  ReportOutput output(options.output);
 
   check_cuda(cudaSetDevice(options.device), "cudaSetDevice");
   GemmBench bench(options, options.device);
@@ -348,14 +344,7 @@ int run(int argc, char** argv) {
     }
     report.rows.push_back(std::move(row));
   }
-  const std::string text = gemm_report_text(report);
-  if (to_stdout) {
-    std::cout << text << std::flush;
-  } else {
-    file << text;
-    file.close();
-    if (!file) throw sim::InputError(options.output, "", "could not write the output file");
-  }
+  output.write(gemm_report_text(report));
   return kExitOk;
 }
 

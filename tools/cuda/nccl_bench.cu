@@ -32,6 +32,7 @@
 #include "tools/cuda/cuda_handles.hpp"
 #include "tools/cuda/nccl_options.hpp"
 #include "tools/cuda/nccl_report.hpp"
+#include "tools/cuda/report_output.hpp"
 #include "tools/cuda/run_info.hpp"
 #include "tools/cuda/size_sweep.hpp"
 #include "tools/cuda/tool_errors.hpp"
@@ -473,12 +474,7 @@ std::string topology_text(const NcclBench& bench, const std::vector<std::string>
 }
 
 int measure(const NcclOptions& options, const Processes& processes, int device_count) {
-  const bool to_stdout = options.output.empty() || options.output == "-";
-  std::ofstream file;
-  if (processes.is_root() && !to_stdout) {
-    file.open(options.output);
-    if (!file) throw sim::InputError(options.output, "", "cannot open output file for writing");
-  }
+  ReportOutput output(options.output, processes.is_root());
   NcclBench bench(options, processes, device_count);
   const std::vector<std::string> hostnames = processes.hostnames();
 
@@ -510,14 +506,7 @@ int measure(const NcclOptions& options, const Processes& processes, int device_c
   report.rows = bench.run();
 
   if (!processes.is_root()) return kExitOk;
-  const std::string text = nccl_report_text(report);
-  if (to_stdout) {
-    std::cout << text << std::flush;
-  } else {
-    file << text;
-    file.close();
-    if (!file) throw sim::InputError(options.output, "", "could not write the output file");
-  }
+  output.write(nccl_report_text(report));
   return kExitOk;
 }
 

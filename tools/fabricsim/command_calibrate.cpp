@@ -17,6 +17,7 @@
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
+#include "tools/fabricsim/training_run.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
@@ -102,8 +103,7 @@ class CalibrateCommand final : public Command {
       std::vector<calibration::GemmMeasurement> kept;
       size_t index = 0;
       for (const auto& g : data.gemms) {
-        const topologies::SystemPreset* preset = topologies::find_system(g.system);
-        const bool ours = g.system.empty() || (preset != nullptr && preset->gpu == system.gpu.id);
+        const bool ours = g.system.empty() || calibration::gpu_of_system(g.system) == system.gpu.id;
         const bool hold =
             ours && index++ % static_cast<size_t>(holdout_) == static_cast<size_t>(holdout_) - 1;
         (hold ? held_out : kept).push_back(g);
@@ -195,12 +195,7 @@ class CalibrateCommand final : public Command {
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
   int run_shapes(std::ostream& out) {
     const Scenario sc = scenario_options_.scenario(scenario_file_);
-    const topologies::SystemPreset* preset = topologies::find_system(sc.system);
-    const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);
-    const calibration::CalibrationProfile profile =
-        calibration::profile_for(sc.system, gpu, sc.calibration);
-    const models::Workload w =
-        models::build_workload(sc.model, sc.plan, sc.training, gpu, profile.compute, sc.lowering);
+    const models::Workload w = scenario_workload(sc, scenario_profile(sc));
     // The bench measures per-tensor fp8; block-scaled formats are listed as fp8.
     auto dtype = [](topologies::Precision p) -> std::string {
       using topologies::Precision;

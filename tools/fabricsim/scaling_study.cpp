@@ -77,26 +77,23 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
 
 namespace {
 
-struct Components {
-  std::vector<std::pair<std::string, double>> parts;  // seconds per component, "other" last
-};
+/// Seconds per step component of the critical stage, "other" (the remainder) last.
+using Components = std::vector<std::pair<std::string, double>>;
 
 Components components_of(const TrainingReport& report) {
   const models::StepResult& step = *report.step;
   const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
-  Components c;
-  c.parts = {{"compute", b.compute}, {"TP", b.exposed_tp},      {"CP", b.exposed_cp},
-             {"EP", b.exposed_ep},   {"PP", b.exposed_pp},      {"bubble", b.bubble},
-             {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
+  Components c = {{"compute", b.compute}, {"TP", b.exposed_tp},      {"CP", b.exposed_cp},
+                  {"EP", b.exposed_ep},   {"PP", b.exposed_pp},      {"bubble", b.bubble},
+                  {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
   double sum = 0;
-  for (const auto& [name, v] : c.parts)
+  for (const auto& [name, v] : c)
     sum += v;
-  c.parts.emplace_back("other", step.step_seconds - sum);
+  c.emplace_back("other", step.step_seconds - sum);
   return c;
 }
 
 struct Baseline {
-  double step_time_s = 0;
   double sequences_per_gpu = 0;
   double tokens_per_s_per_gpu = 0;
   Components components;
@@ -176,15 +173,15 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         const Components parts = components_of(report);
         const double sequences_per_gpu = static_cast<double>(row.global_batch) / n;
         if (i == 0) {
-          baseline = Baseline{m.step_time_s, sequences_per_gpu, m.tokens_per_s_per_gpu, parts};
+          baseline = Baseline{sequences_per_gpu, m.tokens_per_s_per_gpu, parts};
         }
         if (baseline) {
           row.efficiency = m.tokens_per_s_per_gpu / baseline->tokens_per_s_per_gpu;
           // What the step would hold if every component scaled with the work per GPU.
           const double work = sequences_per_gpu / baseline->sequences_per_gpu;
-          for (size_t c = 0; c < parts.parts.size(); ++c) {
-            const double lost = parts.parts[c].second - work * baseline->components.parts[c].second;
-            row.losses.push_back({parts.parts[c].first, lost / m.step_time_s});
+          for (size_t c = 0; c < parts.size(); ++c) {
+            const double lost = parts[c].second - work * baseline->components[c].second;
+            row.losses.push_back({parts[c].first, lost / m.step_time_s});
           }
           std::stable_sort(
               row.losses.begin(), row.losses.end(),

@@ -28,18 +28,30 @@ double recompute_flops(const models::TransformerConfig& model_in, const models::
   return 0;
 }
 
+const topologies::GpuSpec& scenario_gpu(const Scenario& s) {
+  return *topologies::find_gpu(topologies::find_system(s.system)->gpu);
+}
+
+calibration::CalibrationProfile scenario_profile(const Scenario& s) {
+  return calibration::profile_for(s.system, scenario_gpu(s), s.calibration);
+}
+
+models::Workload scenario_workload(const Scenario& s,
+                                   const calibration::CalibrationProfile& profile) {
+  return models::build_workload(s.model, s.plan, s.training, scenario_gpu(s), profile.compute,
+                                s.lowering);
+}
+
 TrainingReport run_training(const Scenario& s) {
   TrainingReport report;
   report.scenario = s;
-  const topologies::SystemPreset* preset = topologies::find_system(s.system);
-  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);
-  const models::System system = models::make_system(s.cluster, gpu, preset->cpu);
-  const calibration::CalibrationProfile profile =
-      calibration::profile_for(s.system, gpu, s.calibration);
+  const topologies::GpuSpec& gpu = scenario_gpu(s);
+  const models::System system =
+      models::make_system(s.cluster, gpu, topologies::find_system(s.system)->cpu);
+  const calibration::CalibrationProfile profile = scenario_profile(s);
   report.calibration_source =
       s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
-  report.workload =
-      models::build_workload(s.model, s.plan, s.training, gpu, profile.compute, s.lowering);
+  report.workload = scenario_workload(s, profile);
   report.memory = models::memory_report(report.workload, s.plan, s.training, gpu);
   if (!report.memory.fits && !s.ignore_memory) return report;
   const auto start = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "calibration/profile.hpp"
 #include "models/memory_model.hpp"
 #include "models/step_simulator.hpp"
 #include "models/workload.hpp"
@@ -34,6 +35,13 @@ struct TrainingReport {
   TrainingMetrics metrics;
   double simulate_wall_s = 0;
 };
+
+/// The GPU of a scenario's system, its calibration profile (the scenario's file, else the
+/// built-in one) and its lowered workload: what every command that simulates a scenario needs.
+const topologies::GpuSpec& scenario_gpu(const Scenario& scenario);
+calibration::CalibrationProfile scenario_profile(const Scenario& scenario);
+models::Workload scenario_workload(const Scenario& scenario,
+                                   const calibration::CalibrationProfile& profile);
 
 TrainingReport run_training(const Scenario& scenario);
 /// Recomputation FLOPs per step (Megatron's hardware-FLOP convention) for a workload.

@@ -11,6 +11,7 @@
 #include "calibration/collective_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/profile_fit.hpp"
 #include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
 #include "models/compute_model.hpp"
@@ -78,10 +79,9 @@ class HeldOutFits {
     if (auto it = compute_.find(key); it != compute_.end()) return it->second;
     std::vector<calibration::GemmMeasurement> others;
     for (const auto& g : measurements_.gemms) {
-      const topologies::SystemPreset* preset = topologies::find_system(g.system);
-      if (preset == nullptr || preset->gpu != gpu.id) continue;
+      if (calibration::gpu_of_system(g.system) != gpu.id) continue;
       if (calibration::gemm_precision(g.dtype) != precision) continue;
-      if (source_of_[g.source] != held.source) others.push_back(g);
+      if (source_of_.at(g.source) != held.source) others.push_back(g);
     }
     models::ComputeProfile p = models::default_compute_profile(gpu);
     if (!others.empty()) {
@@ -304,22 +304,22 @@ nlohmann::json summary_json(const ErrorSummary& s) {
 }  // namespace
 
 std::vector<RankAgreement> rank_agreements(const std::vector<ValidationRow>& rows) {
-  std::vector<RankAgreement> out;
-  std::vector<std::string> order;
+  static const std::set<std::string> kThroughput = {"tflops_per_gpu", "hw_tflops_per_gpu", "mfu",
+                                                    "hfu", "tokens_per_s_per_gpu"};
+  // (source, metric) groups in order of first appearance.
+  std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<const ValidationRow*>> groups;
   for (const ValidationRow& r : rows) {
-    static const std::set<std::string> kThroughput = {"tflops_per_gpu", "hw_tflops_per_gpu", "mfu",
-                                                      "hfu", "tokens_per_s_per_gpu"};
     if (!kThroughput.contains(r.metric)) continue;
     auto& g = groups[{r.source, r.metric}];
-    if (g.empty()) order.push_back(r.source + "\n" + r.metric);
+    if (g.empty()) order.emplace_back(r.source, r.metric);
     g.push_back(&r);
   }
-  for (const std::string& key : order) {
-    const auto split = key.find('\n');
-    const auto& g = groups[{key.substr(0, split), key.substr(split + 1)}];
+  std::vector<RankAgreement> out;
+  for (const auto& key : order) {
+    const auto& g = groups[key];
     if (g.size() < 3) continue;
-    RankAgreement a{key.substr(0, split), key.substr(split + 1), static_cast<int>(g.size()), 0, 0};
+    RankAgreement a{key.first, key.second, static_cast<int>(g.size()), 0, 0};
     for (size_t i = 0; i < g.size(); ++i) {
       for (size_t j = i + 1; j < g.size(); ++j) {
         const double measured = g[i]->measured - g[j]->measured;
