@@ -65,7 +65,7 @@ class HeldOutFits {
     if (auto it = collective_.find(key); it != collective_.end()) return it->second;
     std::vector<calibration::CollectiveMeasurement> others;
     for (const auto& m : measurements_.collectives) {
-      if (m.system == held.system && source_of_[m.source] != held.source) others.push_back(m);
+      if (m.system == held.system && source_of_.at(m.source) != held.source) others.push_back(m);
     }
     const models::CollectiveProfile start = models::default_collective_profile(system.gpu);
     const models::CollectiveProfile p =
