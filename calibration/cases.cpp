@@ -145,13 +145,6 @@ int as_count_or_zero(const JsonValue& v) {
   return static_cast<int>(x);
 }
 
-std::string need_text(ObjectReader& r, std::string_view key) {
-  const JsonValue v = need(r, key, "a non-empty string");
-  std::string s = v.as_string();
-  if (s.empty()) v.fail("a non-empty string");
-  return s;
-}
-
 std::optional<std::string> opt_text(ObjectReader& r, std::string_view key) {
   const std::optional<JsonValue> v = r.optional(key);
   if (!v) return std::nullopt;

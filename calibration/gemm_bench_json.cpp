@@ -26,26 +26,16 @@ constexpr std::array<std::string_view, 12> kRowKeys = {
     "m",           "n",           "k",           "batch",       "dtype",  "time_us_median",
     "time_us_min", "time_us_max", "time_us_p10", "time_us_p90", "tflops", "runs"};
 
-std::string optional_text(ObjectReader& r, std::string_view key) {
-  const std::optional<JsonValue> v = r.optional(key);
-  return v ? v->as_string() : std::string();
-}
-
 }  // namespace
 
 MeasurementSet import_gemm_bench_json(const JsonValue& root) {
   ObjectReader r = root.as_object();
   check_closed_keys(r, kTopKeys);
-  const JsonValue format = need(r, "format", "\"fabricsim-gemm-bench\"");
-  if (format.as_string() != "fabricsim-gemm-bench") format.fail("\"fabricsim-gemm-bench\"");
-  const JsonValue version = need(r, "version", "1");
-  if (!version.raw().is_number_integer() || version.as_int() != 1) version.fail("version 1");
+  check_format(r, "fabricsim-gemm-bench", 1);
 
   ObjectReader device = need(r, "device", "a device object").as_object();
   check_closed_keys(device, kDeviceKeys);
-  const JsonValue name = need(device, "name", "a non-empty GPU name");
-  const std::string gpu_name = name.as_string();
-  if (gpu_name.empty()) name.fail("a non-empty GPU name");
+  const std::string gpu_name = need_text(device, "name", "a non-empty GPU name");
   // Only the name is essential; the rest documents the run and may be unknown (null).
   std::string details;
   if (const auto sms = device.optional("sm_count")) {

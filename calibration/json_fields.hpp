@@ -4,6 +4,7 @@
 // "expected ..., got null" message.
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "sim/json_reader.hpp"
@@ -17,5 +18,12 @@ void check_closed_keys(sim::ObjectReader& r, std::span<const std::string_view> k
 sim::JsonValue member(const sim::ObjectReader& r, std::string_view key);
 /// Member `key`, which must not be null: "expected <expectation>, got null".
 sim::JsonValue need(sim::ObjectReader& r, std::string_view key, std::string_view expectation);
+/// A non-null, non-empty string member.
+std::string need_text(sim::ObjectReader& r, std::string_view key,
+                      std::string_view expectation = "a non-empty string");
+/// A string member that may be null (""), as the bench tools write unknown versions.
+std::string optional_text(sim::ObjectReader& r, std::string_view key);
+/// The "format" and "version" members that open our own output files.
+void check_format(sim::ObjectReader& r, std::string_view format, int version);
 
 }  // namespace fabricsim::calibration

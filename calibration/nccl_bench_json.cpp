@@ -47,11 +47,6 @@ int as_small_positive(const JsonValue& v) {
   return static_cast<int>(x);
 }
 
-std::string optional_text(ObjectReader& r, std::string_view key) {
-  const std::optional<JsonValue> v = r.optional(key);
-  return v ? v->as_string() : std::string();
-}
-
 double non_negative(const JsonValue& v) {
   const double x = v.as_number();
   if (x < 0) v.fail("a non-negative number");
@@ -71,18 +66,13 @@ void check_close(const JsonValue& v, double value, double expected, std::string_
 MeasurementSet import_nccl_bench_json(const JsonValue& root) {
   ObjectReader r = root.as_object();
   check_closed_keys(r, kTopKeys);
-  const JsonValue format = need(r, "format", "\"fabricsim-nccl-bench\"");
-  if (format.as_string() != "fabricsim-nccl-bench") format.fail("\"fabricsim-nccl-bench\"");
-  const JsonValue version = need(r, "version", "1");
-  if (!version.raw().is_number_integer() || version.as_int() != 1) version.fail("version 1");
+  check_format(r, "fabricsim-nccl-bench", 1);
 
   CollectiveMeasurement base;
   base.nccl_version = optional_text(r, "nccl_version");
   const std::string driver = optional_text(r, "cuda_driver_version");
   const std::string runtime = optional_text(r, "cuda_runtime_version");
-  const JsonValue gpu = need(r, "gpu_name", "a non-empty GPU name");
-  const std::string gpu_name = gpu.as_string();
-  if (gpu_name.empty()) gpu.fail("a non-empty GPU name");
+  const std::string gpu_name = need_text(r, "gpu_name", "a non-empty GPU name");
   base.nodes = as_small_positive(need(r, "nodes", "a positive integer"));
   base.gpus_per_node = as_small_positive(need(r, "gpus_per_node", "a positive integer"));
   const JsonValue ranks = need(r, "ranks", "a positive integer");

@@ -9,8 +9,7 @@
 
 using fabricsim::tools::cuda::ReportOutput;
 
-TEST_CASE("bench reports go to the file named, which is checked before measuring",
-          "[cuda-tools]") {
+TEST_CASE("bench reports go to the file named, which is checked before measuring", "[cuda-tools]") {
   const auto path = std::filesystem::temp_directory_path() / "fabricsim-report-output-test.json";
   {
     ReportOutput output(path.string());
