@@ -101,7 +101,7 @@ TEST_CASE("GEMM cases convert, training cases never do", "[import][cases]") {
   const MeasurementSet none = measurements_from_cases(training);
   CHECK(none.gemms.empty());
   CHECK(none.collectives.empty());
-  CHECK_THAT(none.provenance.at(0).notes, Catch::Contains("42 training cases not converted"));
+  CHECK_THAT(none.provenance.at(0).notes, Catch::Contains("165 training cases not converted"));
 
   // Through the file importer: provenance names the file.
   const MeasurementSet imported = import_measurements(reference("dev-training.json"));

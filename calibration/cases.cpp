@@ -35,9 +35,10 @@ namespace {
 
 // The closed key sets of the README, one list per object; used both to demand every key and to
 // check the dotted paths listed in `derived`.
-constexpr std::array<std::string_view, 15> kTopKeys = {
-    "id",    "source",      "source_ref", "kind", "task",     "system",  "gpus", "precision",
-    "model", "parallelism", "collective", "gemm", "measured", "derived", "notes"};
+constexpr std::array<std::string_view, 16> kTopKeys = {
+    "id",        "source", "source_ref",  "kind",       "task", "system",   "gpus",    "precision",
+    "framework", "model",  "parallelism", "collective", "gemm", "measured", "derived", "notes"};
+constexpr std::array<std::string_view, 3> kFrameworkKeys = {"name", "version", "released"};
 constexpr std::array<std::string_view, 12> kModelKeys = {
     "name",  "layers",  "hidden", "ffn", "heads",     "kv_heads",
     "vocab", "seq_len", "params", "moe", "attention", "mla"};
@@ -68,6 +69,10 @@ const std::vector<std::string> kKinds = {"training", "collective", "gemm"};
 const std::vector<std::string> kTasks = {"pretrain", "sft", "lora"};
 const std::vector<std::string> kPrecisions = {"fp16", "bf16", "fp8", "mxfp8", "nvfp4", "fp4"};
 const std::vector<std::string> kAttention = {"mha", "gqa", "mla"};
+const std::vector<std::string> kFrameworks = {
+    "megatron-lm", "megatron-core",      "nemo",      "megatron-bridge", "nemo-automodel",
+    "llm-foundry", "deepspeed",          "megascale", "meta-internal",   "hai-llm",
+    "metaseq",     "megatron-deepspeed", "unknown"};
 const std::vector<std::string> kRecompute = {"none", "selective", "full"};
 const std::vector<std::string> kOps = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
                                        "broadcast",  "sendrecv",   "moe_dispatch",   "moe_combine"};
@@ -420,6 +425,7 @@ std::set<std::string, std::less<>> derived_paths() {
     }
   };
   add("", kTopKeys);
+  add("framework.", kFrameworkKeys);
   add("model.", kModelKeys);
   add("model.moe.", kMoeKeys);
   add("model.mla.", kMlaKeys);
@@ -434,6 +440,30 @@ std::set<std::string, std::less<>> derived_paths() {
     paths.insert(fmt::format("measured.{}", m.key));
   }
   return paths;
+}
+
+/// `released` is a month, YYYY-MM.
+bool is_year_month(std::string_view s) {
+  if (s.size() != 7 || s[4] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6}) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  const int month = (s[5] - '0') * 10 + (s[6] - '0');
+  return month >= 1 && month <= 12;
+}
+
+CaseFramework read_framework(const JsonValue& v) {
+  ObjectReader r = v.as_object();
+  check_closed_keys(r, kFrameworkKeys);
+  CaseFramework f;
+  f.name = need(r, "name", "a framework name").as_enum(kFrameworks);
+  f.version = opt_text(r, "version");
+  if (const std::optional<JsonValue> released = r.optional("released")) {
+    std::string month = released->as_string();
+    if (!is_year_month(month)) released->fail("a month as \"YYYY-MM\" or null");
+    f.released = std::move(month);
+  }
+  return f;
 }
 
 /// The kind's own object must be there; the other kinds' objects must be null.
@@ -471,6 +501,12 @@ Case read_case(const JsonValue& v, const std::set<std::string, std::less<>>& pat
   }
   c.gpus = as_count(need(r, "gpus", "a positive integer"));
   c.precision = opt_enum(r, "precision", kPrecisions);
+  if (const std::optional<JsonValue> framework = r.optional("framework")) {
+    if (c.kind != CaseKind::training) {
+      framework->fail(fmt::format("null for a {} case (framework is for training cases)", kind));
+    }
+    c.framework = read_framework(*framework);
+  }
 
   if (const auto model = kind_object(r, "model", CaseKind::training, c.kind)) {
     c.model = read_model(*model);

@@ -44,6 +44,13 @@ struct CaseModel {
   std::optional<CaseMla> mla;
 };
 
+/// The training software a source ran, as the source states it.
+struct CaseFramework {
+  std::string name;                     ///< megatron-lm, nemo, megatron-bridge, llm-foundry, ...
+  std::optional<std::string> version;   ///< e.g. "24.07", "r0.8.0"
+  std::optional<std::string> released;  ///< "YYYY-MM": when that version was published
+};
+
 struct CaseParallelism {
   std::optional<int> tp, pp, dp, cp, ep, vp, zero, micro_batch, global_batch;
   std::optional<std::string> recompute;  ///< none, selective or full
@@ -105,6 +112,7 @@ struct Case {
   std::string system;               ///< a system preset id
   int gpus;
   std::optional<std::string> precision;
+  std::optional<CaseFramework> framework;  ///< training only
   std::optional<CaseModel> model;
   std::optional<CaseParallelism> parallelism;
   std::optional<CaseCollective> collective;

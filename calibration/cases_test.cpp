@@ -49,15 +49,18 @@ TEST_CASE("the real reference case files load", "[cases]") {
   const std::vector<Case> training = load_cases(reference("dev-training.json"));
   const std::vector<Case> collectives = load_cases(reference("dev-collectives.json"));
   const std::vector<Case> gemms = load_cases(reference("dev-gemm.json"));
-  CHECK(training.size() == 42);
-  CHECK(collectives.size() == 34);
+  CHECK(training.size() == 165);
+  CHECK(collectives.size() == 54);
   CHECK(gemms.size() == 142);
   for (const Case& c : training) {
     CHECK(c.kind == CaseKind::training);
     CHECK((c.model && c.parallelism && !c.collective && !c.gemm));
   }
+  for (const Case& c : training) {
+    CHECK(c.framework.has_value());
+  }
   for (const Case& c : collectives) {
-    CHECK((c.kind == CaseKind::collective && c.collective));
+    CHECK((c.kind == CaseKind::collective && c.collective && !c.framework));
   }
   for (const Case& c : gemms) {
     CHECK((c.kind == CaseKind::gemm && c.gemm && c.measured.tflops));
@@ -76,7 +79,12 @@ TEST_CASE("the real reference case files load", "[cases]") {
   CHECK(a100.measured.busbw_curve->back() == std::pair<double, double>(8589934592.0, 231.58));
   CHECK(a100.derived == std::vector<std::string>{"measured.busbw_curve"});
 
-  const Case& lora = training.back();
+  const Case& lora = training.at(41);
+  CHECK(lora.id == "nemo2407-lora-LLAMA2-70B-8");
+  REQUIRE(lora.framework);
+  CHECK(lora.framework->name == "nemo");
+  CHECK(lora.framework->version == "24.07");
+  CHECK(lora.framework->released == "2024-07");
   CHECK(lora.task == "lora");
   CHECK(lora.model->kv_heads == 8);
   CHECK(lora.model->attention == "gqa");
@@ -115,9 +123,31 @@ TEST_CASE("case files reject missing and unknown keys", "[cases][bad-input]") {
   c["measured"]["busbw"] = 3;
   check_rejected(nlohmann::json::array({c}), "/0/measured/busbw", "unknown key 'busbw'");
 
+  c = first_record("dev-training.json");
+  c["framework"]["commit"] = "abc";
+  check_rejected(nlohmann::json::array({c}), "/0/framework/commit", "unknown key 'commit'");
+
   c = first_record("dev-collectives.json");
   c["id"] = nullptr;
   check_rejected(nlohmann::json::array({c}), "/0/id", "expected a non-empty string, got null");
+}
+
+TEST_CASE("case files check the framework of a run", "[cases][bad-input]") {
+  nlohmann::json c = first_record("dev-training.json");
+  c["framework"]["name"] = "jax";
+  check_rejected(nlohmann::json::array({c}), "/0/framework/name", "megatron-lm");
+
+  c = first_record("dev-training.json");
+  c["framework"]["released"] = "2024-13";
+  check_rejected(nlohmann::json::array({c}), "/0/framework/released", "YYYY-MM");
+
+  c = first_record("dev-training.json");
+  c["framework"]["name"] = nullptr;
+  check_rejected(nlohmann::json::array({c}), "/0/framework/name", "got null");
+
+  c = first_record("dev-gemm.json");
+  c["framework"] = {{"name", "nemo"}, {"version", nullptr}, {"released", nullptr}};
+  check_rejected(nlohmann::json::array({c}), "/0/framework", "null for a gemm case");
 }
 
 TEST_CASE("case files reject wrong types and bad values", "[cases][bad-input]") {
