@@ -78,7 +78,8 @@ MoeAlltoallResult normal(const MoeAlltoallRequest& r, const MoeLinkRates& rates,
       out.binding = what;
     }
   };
-  if (nvlink_wire > 0) bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * p.normal_nvlink_efficiency), "nvlink");
+  if (nvlink_wire > 0)
+    bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * p.normal_nvlink_efficiency), "nvlink");
   if (nodes > 1) {
     bind(rdma_wire / (rates.rdma_GBps * 1e9 * p.normal_rdma_efficiency), "rdma");
     bind(out.nvlink_bytes / (r.sms * p.normal_forward_GBps_per_sm * 1e9), "sm-forwarding");
@@ -137,7 +138,8 @@ MoeLinkRates moe_link_rates(const System& system, const GroupLayout& group) {
   double total = 0;
   for (topologies::NodeId nic : nics) {
     for (topologies::LinkId l : t.out_links(nic)) {
-      if (t.link(l).kind == topologies::LinkKind::network) total += t.link(l).bandwidth.gbytes_per_s();
+      if (t.link(l).kind == topologies::LinkKind::network)
+        total += t.link(l).bandwidth.gbytes_per_s();
     }
   }
   rates.rdma_GBps = total / static_cast<double>(domain.size());

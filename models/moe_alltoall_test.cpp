@@ -94,8 +94,7 @@ TEST_CASE("low-latency kernels: fixed cost growing with ranks plus the slower pa
   const double bytes = 128 * 8 * moe_token_bytes(r);
   const MoeAlltoallResult out = moe_alltoall(r, kH800, p);
   const double rdma_s = bytes * 56 / 64 / (50e9 * p.ll_rdma_efficiency);
-  CHECK(out.seconds ==
-        Approx((p.ll_dispatch_base_us + 6 * p.ll_per_doubling_us) * 1e-6 + rdma_s));
+  CHECK(out.seconds == Approx((p.ll_dispatch_base_us + 6 * p.ll_per_doubling_us) * 1e-6 + rdma_s));
   CHECK(out.rdma_bytes == Approx(bytes));
   // Inside one node only NVLink carries messages.
   const MoeAlltoallResult one = moe_alltoall(deepseek(8, MoeKernel::deepep_low_latency), kH800, p);
