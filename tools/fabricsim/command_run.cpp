@@ -3,11 +3,11 @@
 #include <fstream>
 #include <ostream>
 
+#include "api/training_run.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
-#include "tools/fabricsim/training_run.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -23,13 +23,13 @@ class RunCommand final : public Command {
   }
 
   int run(std::ostream& out, std::ostream&) override {
-    Scenario scenario = options_.scenario(file_);
+    api::Scenario scenario = options_.scenario(file_);
     if (!trace_.empty()) scenario.simulation.trace = true;
-    const TrainingReport report = run_training(scenario);
+    const api::TrainingReport report = api::run_training(scenario);
     if (json_) {
-      out << report_to_json(report).dump(2) << "\n";
+      out << api::report_to_json(report).dump(2) << "\n";
     } else {
-      out << report_to_text(report);
+      out << api::report_to_text(report);
     }
     if (!trace_.empty() && report.step) {
       std::ofstream f(trace_);

@@ -1,6 +1,6 @@
-#include "tools/fabricsim/training_case.hpp"
+#include "api/training_case.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
@@ -45,4 +45,4 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
           {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
 }
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -1,4 +1,4 @@
-#include "tools/fabricsim/validation.hpp"
+#include "api/validation.hpp"
 
 #include <fmt/format.h>
 
@@ -8,6 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "api/scenario.hpp"
+#include "api/training_case.hpp"
+#include "api/training_run.hpp"
 #include "calibration/collective_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
@@ -18,14 +21,10 @@
 #include "models/moe_alltoall.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
-#include "tools/fabricsim/profile_options.hpp"
-#include "tools/fabricsim/scenario.hpp"
-#include "tools/fabricsim/training_case.hpp"
-#include "tools/fabricsim/training_run.hpp"
 #include "topologies/router.hpp"
 #include "topologies/spec_error.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 namespace {
 
 /// Systems and routers built once per (preset, GPU count) and shared by the cases using them.
@@ -209,8 +208,10 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   }
   SystemCache::Entry& entry = cache.get(c.system, c.gpus);
   const models::CollectiveProfile profile =
-      held_out != nullptr ? held_out->collective(c, entry.system)
-                          : profile_from_option(options.calibration, entry.system).collective;
+      held_out != nullptr
+          ? held_out->collective(c, entry.system)
+          : calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
+                .collective;
   models::CollectiveRequest request;
   request.op = *op;
   request.ranks = models::first_ranks(c.gpus);
@@ -464,4 +465,4 @@ std::string report_to_text(const ValidationReport& report) {
   return out;
 }
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api
