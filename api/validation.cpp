@@ -161,8 +161,10 @@ void validate_moe(const calibration::Case& c, const ValidationOptions& options, 
   }
   SystemCache::Entry& entry = cache.get(c.system, c.gpus);
   const models::CollectiveProfile profile =
-      held_out != nullptr ? held_out->collective(c, entry.system)
-                          : profile_from_option(options.calibration, entry.system).collective;
+      held_out != nullptr
+          ? held_out->collective(c, entry.system)
+          : calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
+                .collective;
   const models::GroupLayout group =
       models::make_group_layout(*entry.system.topology, models::first_ranks(c.gpus));
   models::MoeAlltoallRequest request;

@@ -1,5 +1,5 @@
-// Public collective measurements that are not cases of ../shared/reference/cases (docs/validation.md
-// lists them), checked through the CLI with the built-in profiles.
+// Public collective measurements that are not cases of ../shared/reference/cases
+// (docs/validation.md lists them), checked through the CLI with the built-in profiles.
 
 #include <catch2/catch.hpp>
 #include <cmath>
