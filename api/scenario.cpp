@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/model_json.hpp"
 #include "models/model_presets.hpp"
 #include "sim/input_error.hpp"
@@ -233,7 +235,11 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
-  read_operations(top, sc.operations);
+  read_operations(top, sc.operations, sc.gpus, std::max(1, sc.cluster.gpus_per_server));
+  if (!sc.operations.compute_slowdown.empty()) {  // stragglers: every rank runs its own program
+    sc.simulation.compute_slowdown = sc.operations.compute_slowdown;
+    sc.simulation.full_ranks = true;
+  }
   top.finish();
   return sc;
 }

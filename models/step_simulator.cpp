@@ -12,6 +12,7 @@
 
 #include "models/collective_runner.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/analytical_network.hpp"
 #include "sim/flow_network.hpp"
 #include "sim/simulation.hpp"
@@ -796,12 +797,19 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
     for (int s = 0; s < plan.pp; ++s)
       ranks.push_back(placement.stage_representative(s));
   }
+  std::vector<std::unique_ptr<StageWork>> slowed;  // stragglers' own copies of their stage
   for (int rank : ranks) {
     auto run = std::make_unique<RankRun>();
     run->engine = &engine;
     run->rank = rank;
     run->stage = placement.coordinates(rank).pp;
     run->work = &workload.stages[static_cast<size_t>(run->stage)];
+    if (!options.compute_slowdown.empty() &&
+        options.compute_slowdown.at(static_cast<size_t>(rank)) != 1.0) {
+      slowed.push_back(std::make_unique<StageWork>(
+          slowed_stage(*run->work, options.compute_slowdown.at(static_cast<size_t>(rank)))));
+      run->work = slowed.back().get();
+    }
     run->tasks = schedule[static_cast<size_t>(run->stage)];
     const size_t m = static_cast<size_t>(workload.microbatches);
     const size_t vp = static_cast<size_t>(plan.vp);

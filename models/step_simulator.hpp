@@ -31,6 +31,10 @@ struct StepOptions {
   bool full_ranks = false;        ///< simulate every GPU instead of one per stage
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
+  /// Per rank (empty: none): that rank's kernels and optimizer run this many times slower
+  /// (stragglers, models/straggler_model). Exact with full_ranks; otherwise only the simulated
+  /// representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
   int busiest_links = 8;
 };
 
