@@ -39,8 +39,8 @@ void check_measurement_limits(const MeasurementSet& set, const topologies::GpuSp
                       g.m, g.n, g.k, g.dtype, g.tflops, gpu.id, peak));
     }
   }
-  const double link_GBps = gpu.nvlink_links > 0 ? gpu.nvlink_links * gpu.nvlink_link_gb_per_s
-                                                : kNoNvlinkGBps;
+  const double link_GBps =
+      gpu.nvlink_links > 0 ? gpu.nvlink_links * gpu.nvlink_link_gb_per_s : kNoNvlinkGBps;
   for (const CollectiveMeasurement& c : set.collectives) {
     if (!of_gpu(c.system, gpu)) continue;
     if (!(c.busbw_GBps <= 2 * link_GBps)) {

@@ -70,7 +70,8 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (const int error = close_checked(fd)) fail("write the file", error);
   if (temp_.empty()) return;
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("rename the finished file into place", errno);
+  if (::rename(temp_.c_str(), path_.c_str()) != 0)
+    fail("rename the finished file into place", errno);
   temp_.clear();
 }
 

@@ -12,7 +12,8 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("every committed fuzz input is read or rejected with an InputError", "[fuzz][bad-input]") {
+TEST_CASE("every committed fuzz input is read or rejected with an InputError",
+          "[fuzz][bad-input]") {
   const fs::path root = fs::path(FABRICSIM_SOURCE_DIR) / "tests" / "fuzz";
   size_t files = 0;
   for (const char* dir : {"corpus", "corpus-regressions"}) {
