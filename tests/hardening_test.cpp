@@ -53,7 +53,8 @@ void check_rejected(const std::vector<std::string>& args, const std::string& exp
 }
 
 std::string nested(int depth) {
-  return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+  return std::string(static_cast<size_t>(depth), '[') +
+         std::string(static_cast<size_t>(depth), ']');
 }
 
 /// A stream buffer that fails every write, as standard output on a full disk does.
@@ -85,8 +86,9 @@ TEST_CASE("numbers beyond a double are located input errors", "[hardening][bad-i
 
 TEST_CASE("nesting deeper than the limit is rejected while parsing", "[hardening][bad-input]") {
   CHECK_NOTHROW(sim::parse_json_text(nested(static_cast<int>(sim::kMaxJsonDepth)), "ok.json"));
-  CHECK_THROWS_WITH(sim::parse_json_text(nested(static_cast<int>(sim::kMaxJsonDepth) + 1), "d.json"),
-                    Catch::Contains("JSON nested deeper than 64 levels"));
+  CHECK_THROWS_WITH(
+      sim::parse_json_text(nested(static_cast<int>(sim::kMaxJsonDepth) + 1), "d.json"),
+      Catch::Contains("JSON nested deeper than 64 levels"));
   // The reproducer of the SIGSEGV: 60,000 levels under a key, read as a scenario file.
   const ScratchDir dir("hardening-deep");
   const std::string deep = dir.write("deep.json", "{\"system\": " + nested(60000) + "}");
@@ -106,9 +108,9 @@ TEST_CASE("duplicate keys are errors, not silently the last one", "[hardening][b
 
 TEST_CASE("integers are read at full width and range-checked", "[hardening][bad-input]") {
   for (const std::string set :
-       {"/system/gpus=4294967304", "/parallelism/tp=4294967297", "/training/global_batch=4294967360",
-        "/training/seq_len=2147483648", "/system/fabric/nics_per_server=4294967304",
-        "/system/nvlink/gpus_per_domain=4294967304"}) {
+       {"/system/gpus=4294967304", "/parallelism/tp=4294967297",
+        "/training/global_batch=4294967360", "/training/seq_len=2147483648",
+        "/system/fabric/nics_per_server=4294967304", "/system/nvlink/gpus_per_domain=4294967304"}) {
     check_rejected({"run", "--set", set}, "below 2^31");
   }
   check_rejected({"run", "--set", "/system/gpus=18446744073709551615"}, "below 2^63");
@@ -148,7 +150,8 @@ TEST_CASE("sizes have documented bounds checked before building", "[hardening][b
   check_rejected({"run", "--gpus", "1000000000"}, "/system/gpus: 1000000000 GPUs is more than");
   check_rejected({"scale", "--max-gpus", "2147483647"}, "/scale/max_gpus: expected at most 262144");
   check_rejected({"run", "--global-batch", "1073741824"}, "at most 65536 are simulated");
-  check_rejected({"run", "--set", "/model/layers=1000000"}, "/model/layers: expected at most 10000");
+  check_rejected({"run", "--set", "/model/layers=1000000"},
+                 "/model/layers: expected at most 10000");
   nlohmann::json tiers = nlohmann::json::array();
   for (int i = 0; i < 1000; ++i)
     tiers.push_back({{"ports", 64}});
@@ -174,8 +177,8 @@ TEST_CASE("an overflowed time is an error naming the input, never a result",
 
 TEST_CASE("efficiencies of 0 that would divide are rejected", "[hardening][bad-input]") {
   const ScratchDir dir("hardening-efficiency");
-  nlohmann::json profile = nlohmann::json::parse(
-      testing::read_file(std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json"));
+  nlohmann::json profile = nlohmann::json::parse(testing::read_file(
+      std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json"));
   for (const std::string pointer :
        {"/collective/network_efficiency", "/compute/memory_efficiency",
         "/compute/attention_forward_efficiency", "/compute/gemm/bf16/max_efficiency"}) {
