@@ -5,13 +5,13 @@
 // Counters: simulated events and flows, rate solves, peak memory, predicted step time.
 #include <benchmark/benchmark.h>
 
+#include "api/scenario.hpp"
+#include "api/training_run.hpp"
 #include "bench/peak_memory.hpp"
 #include "calibration/profile.hpp"
 #include "models/step_simulator.hpp"
 #include "models/system.hpp"
 #include "sim/json_reader.hpp"
-#include "tools/fabricsim/scenario.hpp"
-#include "tools/fabricsim/training_run.hpp"
 #include "topologies/system_presets.hpp"
 
 using namespace fabricsim;
@@ -19,7 +19,7 @@ using namespace fabricsim;
 namespace {
 
 struct Prepared {
-  tools::Scenario scenario;
+  api::Scenario scenario;
   models::System system;
   calibration::CalibrationProfile profile;
   models::Workload workload;
@@ -33,12 +33,12 @@ Prepared prepare(const char* system, int gpus, int global_batch, models::Backend
        {{"tp", 8}, {"pp", 16}, {"vp", 2}, {"micro_batch", 1}, {"balanced_pipeline", true}}},
       {"training", {{"precision", "bf16"}, {"global_batch", global_batch}, {"seq_len", 8192}}},
       {"simulation", {{"ignore_memory", true}}}};
-  Prepared p{tools::read_scenario(sim::JsonDocument(doc, "<bench>").root()), {}, {}, {}};
+  Prepared p{api::read_scenario(sim::JsonDocument(doc, "<bench>").root()), {}, {}, {}};
   p.scenario.simulation.backend = backend;
-  p.system = models::make_system(p.scenario.cluster, tools::scenario_gpu(p.scenario),
+  p.system = models::make_system(p.scenario.cluster, api::scenario_gpu(p.scenario),
                                  topologies::find_system(system)->cpu);
-  p.profile = tools::scenario_profile(p.scenario);
-  p.workload = tools::scenario_workload(p.scenario, p.profile);
+  p.profile = api::scenario_profile(p.scenario);
+  p.workload = api::scenario_workload(p.scenario, p.profile);
   return p;
 }
 

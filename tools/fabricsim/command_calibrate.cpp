@@ -7,6 +7,7 @@
 #include <ostream>
 #include <tuple>
 
+#include "api/training_run.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
 #include "calibration/measurement_limits.hpp"
@@ -18,7 +19,6 @@
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
-#include "tools/fabricsim/training_run.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
@@ -222,8 +222,8 @@ class CalibrateCommand final : public Command {
 
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
   int run_shapes(std::ostream& out) {
-    const Scenario sc = scenario_options_.scenario(scenario_file_);
-    const models::Workload w = scenario_workload(sc, scenario_profile(sc));
+    const api::Scenario sc = scenario_options_.scenario(scenario_file_);
+    const models::Workload w = api::scenario_workload(sc, api::scenario_profile(sc));
     // The bench measures per-tensor fp8; block-scaled formats are listed as fp8.
     auto dtype = [](topologies::Precision p) -> std::string {
       using topologies::Precision;

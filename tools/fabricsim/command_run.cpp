@@ -2,12 +2,15 @@
 
 #include <ostream>
 
+<<<<<<< HEAD
+#include "api/training_run.hpp"
+=======
 #include "sim/file_write.hpp"
+>>>>>>> helper-harden
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
-#include "tools/fabricsim/training_run.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -23,6 +26,11 @@ class RunCommand final : public Command {
   }
 
   int run(std::ostream& out, std::ostream&) override {
+<<<<<<< HEAD
+    api::Scenario scenario = options_.scenario(file_);
+    if (!trace_.empty()) scenario.simulation.trace = true;
+    const api::TrainingReport report = api::run_training(scenario);
+=======
     Scenario scenario = options_.scenario(file_);
     std::optional<sim::AtomicFile> trace;  // opened first: a bad path fails before simulating
     if (!trace_.empty()) {
@@ -30,10 +38,11 @@ class RunCommand final : public Command {
       scenario.simulation.trace = true;
     }
     const TrainingReport report = run_training(scenario);
+>>>>>>> helper-harden
     if (json_) {
-      out << report_to_json(report).dump(2) << "\n";
+      out << api::report_to_json(report).dump(2) << "\n";
     } else {
-      out << report_to_text(report);
+      out << api::report_to_text(report);
     }
     if (trace && report.step) {
       trace->write(models::trace_to_json(*report.step).dump() + "\n");

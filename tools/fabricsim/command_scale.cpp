@@ -5,12 +5,15 @@
 #include <optional>
 #include <ostream>
 
+<<<<<<< HEAD
+#include "api/scaling_study.hpp"
+=======
 #include "sim/file_write.hpp"
+>>>>>>> helper-harden
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
-#include "tools/fabricsim/scaling_study.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
 
 namespace fabricsim::tools {
@@ -18,7 +21,7 @@ namespace {
 
 constexpr double kNearLinear = 0.9;
 
-std::string row_text(const ScalingRow& r) {
+std::string row_text(const api::ScalingRow& r) {
   std::string line = fmt::format("{:>7} {:>6} {:>7}", r.gpus, r.dp, r.global_batch);
   if (!r.feasible) return line + "   infeasible: " + r.reason;
   line += fmt::format(" {:>9.3f} {:>11.0f} {:>9.1f} {:>6.1f}%", r.step_time_s,
@@ -26,7 +29,7 @@ std::string row_text(const ScalingRow& r) {
   if (!r.efficiency) return line + "       -";
   line += fmt::format(" {:>6.1f}%", 100 * *r.efficiency);
   std::string lost;
-  for (const ScalingLoss& l : r.losses) {
+  for (const api::ScalingLoss& l : r.losses) {
     if (l.points < 0.005) break;
     if (!lost.empty()) lost += ", ";
     lost += fmt::format("{} {:.1f}", l.component, 100 * l.points);
@@ -67,7 +70,7 @@ class ScaleCommand final : public Command {
     nlohmann::json doc = options_.document(file_);
     apply_flags(doc);
     const std::string source = file_.empty() ? "<scenario>" : file_;
-    const ScalingStudy study = read_scaling_study(sim::JsonDocument(doc, source).root());
+    const api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(doc, source).root());
 
     std::optional<sim::AppendFile> jsonl;
     if (!jsonl_.empty()) {
@@ -81,15 +84,20 @@ class ScaleCommand final : public Command {
       jsonl.emplace(jsonl_);
     }
     std::string group;
+<<<<<<< HEAD
+    auto on_row = [&](const api::ScalingRow& r) {
+      if (jsonl.is_open()) jsonl << api::scaling_row_json(r).dump() << std::endl;
+=======
     auto on_row = [&](const ScalingRow& r) {
       if (jsonl) jsonl->write(scaling_row_json(r).dump() + "\n");
+>>>>>>> helper-harden
       if (json_) return;
-      const std::string g = r.system + to_string(r.mode);
+      const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
         group = g;
         out << fmt::format(
-            "\n{} scaling on {} ({}):\n", to_string(r.mode), r.system,
-            r.mode == ScalingMode::weak ? "batch per replica fixed" : "global batch fixed");
+            "\n{} scaling on {} ({}):\n", api::to_string(r.mode), r.system,
+            r.mode == api::ScalingMode::weak ? "batch per replica fixed" : "global batch fixed");
         out << fmt::format("{:>7} {:>6} {:>7} {:>9} {:>11} {:>9} {:>7} {:>7}  {}\n", "GPUs", "DP",
                            "batch", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "eff.",
                            "efficiency lost to (points)");
@@ -97,19 +105,23 @@ class ScaleCommand final : public Command {
       out << row_text(r) << std::endl;
     };
     if (!json_) out << header(doc, source) << std::flush;
+<<<<<<< HEAD
+    const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
+=======
     const std::vector<ScalingRow> rows = run_scaling_study(doc, source, study, on_row);
     if (jsonl) jsonl->close();
+>>>>>>> helper-harden
     if (json_) {
       nlohmann::json j = {{"rows", nlohmann::json::array()}};
-      for (const ScalingRow& r : rows)
-        j["rows"].push_back(scaling_row_json(r));
-      j["summary"] = scaling_summary_text(rows, kNearLinear);
+      for (const api::ScalingRow& r : rows)
+        j["rows"].push_back(api::scaling_row_json(r));
+      j["summary"] = api::scaling_summary_text(rows, kNearLinear);
       out << j.dump(2) << "\n";
     } else {
-      out << "\n" << scaling_summary_text(rows, kNearLinear);
+      out << "\n" << api::scaling_summary_text(rows, kNearLinear);
     }
     const bool any_feasible =
-        std::any_of(rows.begin(), rows.end(), [](const ScalingRow& r) { return r.feasible; });
+        std::any_of(rows.begin(), rows.end(), [](const api::ScalingRow& r) { return r.feasible; });
     return any_feasible ? 0 : 3;
   }
 

@@ -1,11 +1,11 @@
 #include <ostream>
 
+#include "api/scenario.hpp"
+#include "api/training_case.hpp"
+#include "api/validation.hpp"
 #include "calibration/cases.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
-#include "tools/fabricsim/scenario.hpp"
-#include "tools/fabricsim/training_case.hpp"
-#include "tools/fabricsim/validation.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -38,17 +38,17 @@ class ValidateCommand final : public Command {
     if (print_scenarios_) {
       for (const calibration::Case& c : cases) {
         if (c.kind != calibration::CaseKind::training) continue;
-        nlohmann::json doc = training_case_scenario(c);
-        apply_assignments(doc, options_.scenario_sets, "<command line>");
+        nlohmann::json doc = api::training_case_scenario(c);
+        api::apply_assignments(doc, options_.scenario_sets, "<command line>");
         out << "// " << c.id << "\n" << doc.dump(2) << "\n";
       }
       return 0;
     }
-    const ValidationReport report = validate_cases(cases, options_);
+    const api::ValidationReport report = api::validate_cases(cases, options_);
     if (json_) {
-      out << report_to_json(report).dump(2) << "\n";
+      out << api::report_to_json(report).dump(2) << "\n";
     } else {
-      out << report_to_text(report);
+      out << api::report_to_text(report);
     }
     return 0;
   }
@@ -58,7 +58,7 @@ class ValidateCommand final : public Command {
   bool json_ = false;
   std::string only_;
   bool print_scenarios_ = false;
-  ValidationOptions options_;
+  api::ValidationOptions options_;
 };
 
 }  // namespace

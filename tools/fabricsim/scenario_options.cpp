@@ -41,7 +41,7 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
           fmt::format("expected /json/pointer=value, got '{}' (no spaces around '=')", a));
     }
   }
-  nlohmann::json doc = default_scenario_json();
+  nlohmann::json doc = api::default_scenario_json();
   if (!file.empty()) doc = sim::load_json_file(file).root().raw();
   std::vector<std::string> sets;
   auto set = [&](const std::string& pointer, const nlohmann::json& value) {
@@ -70,15 +70,15 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (!backend_.empty()) set("/simulation/backend", backend_);
   if (!calibration_.empty()) set("/calibration", calibration_);
   if (ignore_memory_) set("/simulation/ignore_memory", true);
-  apply_assignments(doc, sets, kCommandLine);
-  apply_assignments(doc, sets_, kCommandLine);
+  api::apply_assignments(doc, sets, kCommandLine);
+  api::apply_assignments(doc, sets_, kCommandLine);
   return doc;
 }
 
-Scenario ScenarioOptions::scenario(const std::string& file) const {
+api::Scenario ScenarioOptions::scenario(const std::string& file) const {
   const nlohmann::json doc = document(file);
   const sim::JsonDocument parsed(doc, file.empty() ? std::string("<scenario>") : file);
-  return read_scenario(parsed.root());
+  return api::read_scenario(parsed.root());
 }
 
 }  // namespace fabricsim::tools

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/fabricsim/scenario.hpp"
+#include "api/scenario.hpp"
 
 namespace fabricsim::tools {
 
@@ -15,7 +15,7 @@ class ScenarioOptions {
  public:
   void add_to(CLI::App& app);
   /// The scenario from `file` (or the embedded default), with flags and --set applied.
-  Scenario scenario(const std::string& file) const;
+  api::Scenario scenario(const std::string& file) const;
   nlohmann::json document(const std::string& file) const;
   const std::string& system() const { return system_; }
 

@@ -1,4 +1,4 @@
-#include "tools/fabricsim/scenario.hpp"
+#include "api/scenario.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -7,6 +7,7 @@
 #include "tools/fabricsim/scenario_options.hpp"
 
 using namespace fabricsim;
+using namespace fabricsim::api;
 using namespace fabricsim::tools;
 using fabricsim::testing::ScratchDir;
 

@@ -6,9 +6,9 @@
 
 #include "calibration/cases.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 /// The scenario JSON for a training case.
 nlohmann::json training_case_scenario(const calibration::Case& c);
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -4,13 +4,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/scenario.hpp"
+#include "api/training_run.hpp"
 #include "calibration/profile.hpp"
 #include "tests/scratch_dir.hpp"
-#include "tools/fabricsim/scenario.hpp"
-#include "tools/fabricsim/training_run.hpp"
 
 using namespace fabricsim;
-using namespace fabricsim::tools;
+using namespace fabricsim::api;
 using fabricsim::testing::ScratchDir;
 using topologies::Precision;
 

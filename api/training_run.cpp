@@ -1,4 +1,4 @@
-#include "tools/fabricsim/training_run.hpp"
+#include "api/training_run.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 double recompute_flops(const models::TransformerConfig& model_in, const models::ParallelPlan& plan,
                        const models::TrainingConfig& training, int attention_span) {
@@ -228,4 +228,4 @@ std::string report_to_text(const TrainingReport& r) {
   return out;
 }
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -16,7 +16,7 @@
 #include "sim/json_reader.hpp"
 #include "topologies/cluster_spec.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 struct Scenario {
   std::string source = "<scenario>";  ///< file name for messages
@@ -49,4 +49,4 @@ Scenario read_scenario(const sim::JsonValue& root);
 
 nlohmann::json scenario_summary_json(const Scenario& s);
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

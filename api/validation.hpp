@@ -10,7 +10,7 @@
 
 #include "calibration/cases.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 struct ValidationRow {
   std::string id;
@@ -74,4 +74,4 @@ std::vector<RankAgreement> rank_agreements(const std::vector<ValidationRow>& row
 nlohmann::json report_to_json(const ValidationReport& report);
 std::string report_to_text(const ValidationReport& report);
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -6,13 +6,13 @@
 #include <optional>
 #include <string>
 
+#include "api/scenario.hpp"
 #include "calibration/profile.hpp"
 #include "models/memory_model.hpp"
 #include "models/step_simulator.hpp"
 #include "models/workload.hpp"
-#include "tools/fabricsim/scenario.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 struct TrainingMetrics {
   double step_time_s = 0;
@@ -51,4 +51,4 @@ double recompute_flops(const models::TransformerConfig& model, const models::Par
 nlohmann::json report_to_json(const TrainingReport& report);
 std::string report_to_text(const TrainingReport& report);
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -1,16 +1,16 @@
-#include "tools/fabricsim/scaling_study.hpp"
+#include "api/scaling_study.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
+#include "api/scenario.hpp"
+#include "api/training_run.hpp"
 #include "sim/input_error.hpp"
-#include "tools/fabricsim/scenario.hpp"
-#include "tools/fabricsim/training_run.hpp"
 #include "topologies/system_presets.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 const char* to_string(ScalingMode m) {
   return m == ScalingMode::weak ? "weak" : "strong";
@@ -262,4 +262,4 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
   return out;
 }
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -16,7 +16,7 @@
 
 #include "sim/json_reader.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 enum class ScalingMode { weak, strong };
 const char* to_string(ScalingMode m);
@@ -69,4 +69,4 @@ nlohmann::json scaling_row_json(const ScalingRow& row);
 /// One line summarising, per system and mode, where scaling stays near-linear.
 std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold);
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api

@@ -1,10 +1,10 @@
-#include "tools/fabricsim/scaling_study.hpp"
+#include "api/scaling_study.hpp"
 
 #include <catch2/catch.hpp>
 #include <numeric>
 
 using namespace fabricsim;
-using namespace fabricsim::tools;
+using namespace fabricsim::api;
 
 namespace {
 

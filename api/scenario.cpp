@@ -1,4 +1,4 @@
-#include "tools/fabricsim/scenario.hpp"
+#include "api/scenario.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "topologies/spec_error.hpp"
 #include "topologies/system_presets.hpp"
 
-namespace fabricsim::tools {
+namespace fabricsim::api {
 
 nlohmann::json default_scenario_json() {
   return nlohmann::json::parse(R"({
@@ -266,4 +266,4 @@ nlohmann::json scenario_summary_json(const Scenario& s) {
           {"routing", std::string(topologies::to_string(s.simulation.routing))}};
 }
 
-}  // namespace fabricsim::tools
+}  // namespace fabricsim::api
