@@ -5,13 +5,13 @@
 #include <string_view>
 #include <vector>
 
+#include "api/scaling_study.hpp"
+#include "api/scenario.hpp"
 #include "calibration/cases.hpp"
 #include "calibration/importers.hpp"
 #include "calibration/profile.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
-#include "tools/fabricsim/scaling_study.hpp"
-#include "tools/fabricsim/scenario.hpp"
 #include "topologies/spec_error.hpp"
 #include "topologies/topology_json.hpp"
 
@@ -31,17 +31,17 @@ void read_scenario_text(std::string_view text) {
     sets.emplace_back(text.substr(0, end));
     text.remove_prefix(std::min(end + 1, text.size()));
   }
-  nlohmann::json doc = text.empty() ? tools::default_scenario_json()
+  nlohmann::json doc = text.empty() ? api::default_scenario_json()
                                     : sim::parse_json_text(text, "fuzz.json").root().raw();
-  tools::apply_assignments(doc, sets, "<command line>");
+  api::apply_assignments(doc, sets, "<command line>");
   const nlohmann::json::json_pointer gpus("/system/gpus");
   if (doc.is_object() && doc.contains(gpus) && doc[gpus].is_number() &&
       doc[gpus].get<double>() > kMaxFuzzGpus) {
     return;
   }
   const sim::JsonDocument parsed(doc, "fuzz.json");
-  tools::read_scenario(parsed.root());
-  tools::read_scaling_study(parsed.root());
+  api::read_scenario(parsed.root());
+  api::read_scaling_study(parsed.root());
 }
 
 void read(char reader, std::string_view text) {

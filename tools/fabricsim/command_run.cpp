@@ -1,12 +1,10 @@
 #include <fmt/format.h>
 
+#include <optional>
 #include <ostream>
 
-<<<<<<< HEAD
 #include "api/training_run.hpp"
-=======
 #include "sim/file_write.hpp"
->>>>>>> helper-harden
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/commands.hpp"
@@ -26,19 +24,13 @@ class RunCommand final : public Command {
   }
 
   int run(std::ostream& out, std::ostream&) override {
-<<<<<<< HEAD
     api::Scenario scenario = options_.scenario(file_);
-    if (!trace_.empty()) scenario.simulation.trace = true;
-    const api::TrainingReport report = api::run_training(scenario);
-=======
-    Scenario scenario = options_.scenario(file_);
     std::optional<sim::AtomicFile> trace;  // opened first: a bad path fails before simulating
     if (!trace_.empty()) {
       trace.emplace(trace_);
       scenario.simulation.trace = true;
     }
-    const TrainingReport report = run_training(scenario);
->>>>>>> helper-harden
+    const api::TrainingReport report = api::run_training(scenario);
     if (json_) {
       out << api::report_to_json(report).dump(2) << "\n";
     } else {

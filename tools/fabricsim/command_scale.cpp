@@ -5,11 +5,8 @@
 #include <optional>
 #include <ostream>
 
-<<<<<<< HEAD
 #include "api/scaling_study.hpp"
-=======
 #include "sim/file_write.hpp"
->>>>>>> helper-harden
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/cli_options.hpp"
@@ -84,13 +81,8 @@ class ScaleCommand final : public Command {
       jsonl.emplace(jsonl_);
     }
     std::string group;
-<<<<<<< HEAD
     auto on_row = [&](const api::ScalingRow& r) {
-      if (jsonl.is_open()) jsonl << api::scaling_row_json(r).dump() << std::endl;
-=======
-    auto on_row = [&](const ScalingRow& r) {
-      if (jsonl) jsonl->write(scaling_row_json(r).dump() + "\n");
->>>>>>> helper-harden
+      if (jsonl) jsonl->write(api::scaling_row_json(r).dump() + "\n");
       if (json_) return;
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
@@ -105,12 +97,8 @@ class ScaleCommand final : public Command {
       out << row_text(r) << std::endl;
     };
     if (!json_) out << header(doc, source) << std::flush;
-<<<<<<< HEAD
     const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
-=======
-    const std::vector<ScalingRow> rows = run_scaling_study(doc, source, study, on_row);
     if (jsonl) jsonl->close();
->>>>>>> helper-harden
     if (json_) {
       nlohmann::json j = {{"rows", nlohmann::json::array()}};
       for (const api::ScalingRow& r : rows)
