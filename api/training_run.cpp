@@ -45,7 +45,7 @@ models::Workload scenario_workload(const Scenario& s,
 
 namespace {
 
-// A time that reached the end of the simulator's clock (106 days) is no answer: an input is far
+// A time that reached the end of the simulator's clock (107 days) is no answer: an input is far
 // out of range. Name the inputs behind the component that saturated.
 void check_not_saturated(const Scenario& s, const models::StepResult& step) {
   if (step.step_seconds < 0.99 * sim::Time::max().s()) return;
