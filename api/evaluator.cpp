@@ -1,11 +1,14 @@
 #include "api/evaluator.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
 
 #include "models/comm_cache.hpp"
+#include "sim/input_error.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -17,6 +20,27 @@ Fidelity fidelity_of(models::Backend backend) {
 models::Backend backend_of(Fidelity fidelity) {
   return fidelity == Fidelity::flow ? models::Backend::flow : models::Backend::analytical;
 }
+
+namespace {
+
+// A time that reached the end of the simulator's clock (106 days) is no answer: an input is far
+// out of range. Name the inputs behind the component that saturated.
+void check_not_saturated(const Scenario& s, const models::StepResult& step) {
+  if (step.step_seconds < 0.99 * sim::Time::max().s()) return;
+  const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
+  const bool compute = b.compute >= 0.99 * sim::Time::max().s();
+  throw sim::InputError(
+      s.source, compute ? "/model" : "/system",
+      fmt::format("the step takes longer than the {:.0f} days the simulator's clock can hold: {} "
+                  "far out of range",
+                  sim::Time::max().s() / 86400,
+                  compute ? "the model's sizes or the calibration profile's compute efficiencies "
+                            "are"
+                          : "a bandwidth of the system (fabric, NVLink) or an efficiency of the "
+                            "calibration profile is"));
+}
+
+}  // namespace
 
 struct Evaluator::State {
   std::string name;
@@ -119,6 +143,7 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
   e.simulate_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   state_->give_back(std::move(cache));
+  check_not_saturated(p.scenario, *e.step);
   e.metrics = training_metrics(p.scenario, p.workload, *e.step, state_->system.gpu);
   return e;
 }

@@ -147,6 +147,14 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
       algorithm_wire_factor(chosen->algorithm, chosen->protocol, shape, profile, correction);
   if (chosen->algorithm == Algorithm::nvls || chosen->algorithm == Algorithm::nvls_tree) {
     schedule->switch_wire_factor = shape.channels / (shape.channels - 1.0) / profile.nvls_factor;
+    // NVLS runs scatter -> multimem reduce/broadcast -> gather as a three-stage pipeline over
+    // loops of channels x heads x chunk bytes: filling and draining it costs two loops at the
+    // algorithm's bandwidth, which is what keeps mid-size NVLS below its asymptote.
+    if (chosen->algbw_GBps > 0) {
+      const double loop = NcclTuner::nvls_loop_bytes(chosen->algorithm, request.size_bytes, shape);
+      schedule->latency +=
+          sim::Time::from_s(1 * std::min(loop, request.size_bytes) / (chosen->algbw_GBps * 1e9));
+    }
   }
   schedule->max_busbw_GBps =
       NcclTuner::busbw_cap(request.op, chosen->algorithm, chosen->protocol, shape);

@@ -199,6 +199,28 @@ double NcclTuner::nvlink_link_bandwidth(GpuGeneration g) {
   return 20.0;
 }
 
+int NcclTuner::nvls_channels(const NcclCommShape& s) {
+  if (s.generation == GpuGeneration::blackwell) return s.nodes > 1 ? 32 : 24;
+  return 16;
+}
+
+double NcclTuner::nvls_loop_bytes(Algorithm a, double bytes, const NcclCommShape& s) {
+  const double concurrent = static_cast<double>(nvls_channels(s)) * s.ppn();
+  double chunk = 128 * 1024;
+  if (a == Algorithm::nvls_tree) {
+    // Tree max chunk: 64 KiB from 4 nodes on (nvls.cc fallback), else the NVLS chunk.
+    chunk = s.nodes >= 4 ? 64 * 1024 : chunk;
+    if (bytes < 16 * concurrent * chunk && chunk > 131072) chunk = 131072;
+    if (bytes < 4 * concurrent * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * concurrent * chunk && chunk > 32768) chunk = 32768;
+  } else {
+    if (bytes < 64 * concurrent * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 8 * concurrent * chunk && chunk > 32768) chunk = 32768;
+    if (bytes < 2 * concurrent * chunk && chunk > 16384) chunk = 16384;
+  }
+  return concurrent * chunk;
+}
+
 double NcclTuner::busbw_cap(CollectiveOp op, Algorithm a, Protocol p, const NcclCommShape& s) {
   const int gen = static_cast<int>(s.generation);
   const int col = node_column(std::max(1, s.nodes));

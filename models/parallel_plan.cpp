@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "sim/input_error.hpp"
@@ -94,7 +95,7 @@ std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text) {
 }
 
 int micro_batches(const ParallelPlan& plan, const TrainingConfig& training) {
-  return training.global_batch / (plan.dp * plan.micro_batch);
+  return static_cast<int>(training.global_batch / (int64_t{plan.dp} * plan.micro_batch));
 }
 
 int sequence_length(const TrainingConfig& training, const TransformerConfig& model) {
@@ -116,7 +117,13 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
     if (value < 1)
       return fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
   }
-  if (plan.gpus() != gpus) {
+  // The product in 64 bits, stopping once past the GPU count: no size below can overflow an int.
+  int64_t product = 1;
+  for (int v : {plan.tp, plan.cp, plan.dp, plan.pp}) {
+    if (product > gpus) break;
+    product *= v;
+  }
+  if (product != gpus) {
     return fail("",
                 fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
                             plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
@@ -135,7 +142,7 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
     return fail(
         "/tp", fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
-  const int virtual_stages = plan.pp * plan.vp;
+  const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
   if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
     return fail("/pp",
                 fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
@@ -163,7 +170,7 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
   if (training.global_batch < 1) {
     return PlanProblem{"/training/global_batch", "expected a positive global batch", true};
   }
-  if (training.global_batch % (plan.dp * plan.micro_batch) != 0) {
+  if (training.global_batch % (int64_t{plan.dp} * plan.micro_batch) != 0) {
     return PlanProblem{
         "/training/global_batch",
         fmt::format("the global batch of {} sequences does not divide into dp x micro_batch = {} "
@@ -172,6 +179,14 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
         true};
   }
   const int m = micro_batches(plan, training);
+  if (m > kMaxMicroBatches) {
+    return PlanProblem{
+        "/training/global_batch",
+        fmt::format("{} micro-batches per step ({} sequences / (dp x micro_batch = {} x {})): at "
+                    "most {} are simulated",
+                    m, training.global_batch, plan.dp, plan.micro_batch, kMaxMicroBatches),
+        true};
+  }
   if (plan.vp > 1 && m % plan.pp != 0) {
     return fail(
         "/vp", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
