@@ -1,14 +1,14 @@
-#include "tools/fabricsim/training_case.hpp"
+#include "api/training_case.hpp"
 
 #include <catch2/catch.hpp>
 #include <numeric>
 
+#include "api/scenario.hpp"
 #include "models/parallel_plan.hpp"
 #include "sim/json_reader.hpp"
-#include "tools/fabricsim/scenario.hpp"
 
 using namespace fabricsim;
-using namespace fabricsim::tools;
+using namespace fabricsim::api;
 
 namespace {
 
