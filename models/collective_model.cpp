@@ -73,6 +73,7 @@ NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
   }
   const double top_speed = system.gpu.generation >= topologies::GpuGeneration::blackwell ? 96 : 48;
   s.bw_inter = s.nodes > 1 ? std::min({inter_total / s.channels, nic_max, top_speed}) : s.bw_intra;
+  s.bw_nvls_inter = s.nodes > 1 ? std::min(nic_max, top_speed) : s.bw_intra;
   // NCCL enables NVLS and CollNet only when every node contributes the same number of GPUs.
   s.nvls = t.info().nvls && s.nvlink && group.ppn > 1 && group.uniform;
   s.collnet = collnet && t.info().collnet && group.uniform;

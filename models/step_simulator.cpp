@@ -159,6 +159,7 @@ class Communicator {
     request.op = op;
     request.size_bytes = bytes;
     request.ranks = group;
+    request.collnet = options_.collnet;
     auto schedule = plan_collective(system_, profile_, router_, request).schedule;
     plans_.emplace(key, schedule);
     return schedule;

@@ -78,3 +78,25 @@ TEST_CASE("GB200 NVL72 across racks: slower with every rack, within bounds of Co
     CHECK(p20 < p2);
   }
 }
+
+TEST_CASE("IB SHARP: off by default, on by switch, NVLS + SHARP at NVLink SHARP speed",
+          "[collective]") {
+  // NVIDIA GTC 2025 slide (dev case nvidia-gtc25-dgx-h100-sharp-32 / -h100-32): 32 DGX H100
+  // GPUs reach 370 GB/s without SHARP and 480 GB/s with it. With CollNet NCCL runs NVLS across
+  // nodes, each GPU's 1/8 slice through the switches' aggregation trees.
+  const auto off =
+      collective_rows({"--system", "dgx-h100", "--gpus", "32", "-b", "8G", "-e", "8G"});
+  const auto on = collective_rows(
+      {"--system", "dgx-h100", "--gpus", "32", "-b", "8G", "-e", "8G", "--collnet"});
+  CHECK(off[0].at("algorithm") == "nvls_tree");
+  CHECK(std::abs(off[0].at("busbw_GBps").get<double>() / 370 - 1) < 0.05);
+  CHECK(on[0].at("algorithm") == "nvls");
+  CHECK(std::abs(on[0].at("busbw_GBps").get<double>() / 480 - 1) < 0.05);
+  // A training step may ask for it where the switches have it, and only there.
+  const auto ok = run_fabricsim({"run", "--system", "dgx-h100", "--gpus", "64", "--collnet"});
+  CHECK(ok.code == 0);
+  const auto bad =
+      run_fabricsim({"run", "--system", "meta-h100-roce", "--gpus", "64", "--collnet"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("/simulation/collnet") != std::string::npos);
+}
