@@ -49,15 +49,19 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
   if (gpus) {
     study.gpus.clear();
     for (const sim::JsonValue& g : gpus->as_array()) {
-      const int n = static_cast<int>(g.as_positive_int());
+      const int n = g.as_positive_int32();
+      if (n > topologies::kMaxGpus) g.fail(fmt::format("at most {} GPUs", topologies::kMaxGpus));
       if (!study.gpus.empty() && n <= study.gpus.back()) g.fail("GPU counts in ascending order");
       study.gpus.push_back(n);
     }
     if (study.gpus.empty()) gpus->fail("at least one GPU count");
   }
   if (max_gpus) {
-    const int n = static_cast<int>(max_gpus->as_positive_int());
+    const int n = max_gpus->as_positive_int32();
     if (n < 8) max_gpus->fail("at least 8 (the default counts start at 8)");
+    if (n > topologies::kMaxGpus) {
+      max_gpus->fail(fmt::format("at most {} GPUs", topologies::kMaxGpus));
+    }
     study.gpus = default_gpu_counts(n);
   }
   if (auto modes = r.optional("modes")) {
@@ -69,7 +73,7 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
     if (study.modes.empty()) modes->fail("at least one of weak, strong");
   }
   if (auto b = r.optional("strong_global_batch")) {
-    study.strong_global_batch = static_cast<int>(b->as_positive_int());
+    study.strong_global_batch = b->as_positive_int32();
   }
   r.finish();
   return study;

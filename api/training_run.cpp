@@ -6,6 +6,7 @@
 
 #include "calibration/profile.hpp"
 #include "models/system.hpp"
+#include "sim/input_error.hpp"
 
 namespace fabricsim::api {
 
@@ -42,6 +43,27 @@ models::Workload scenario_workload(const Scenario& s,
                                 s.lowering);
 }
 
+namespace {
+
+// A time that reached the end of the simulator's clock (106 days) is no answer: an input is far
+// out of range. Name the inputs behind the component that saturated.
+void check_not_saturated(const Scenario& s, const models::StepResult& step) {
+  if (step.step_seconds < 0.99 * sim::Time::max().s()) return;
+  const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
+  const bool compute = b.compute >= 0.99 * sim::Time::max().s();
+  throw sim::InputError(
+      s.source, compute ? "/model" : "/system",
+      fmt::format("the step takes longer than the {:.0f} days the simulator's clock can hold: {} "
+                  "far out of range",
+                  sim::Time::max().s() / 86400,
+                  compute ? "the model's sizes or the calibration profile's compute efficiencies "
+                            "are"
+                          : "a bandwidth of the system (fabric, NVLink) or an efficiency of the "
+                            "calibration profile is"));
+}
+
+}  // namespace
+
 TrainingReport run_training(const Scenario& s) {
   TrainingReport report;
   report.scenario = s;
@@ -59,6 +81,7 @@ TrainingReport run_training(const Scenario& s) {
       models::simulate_step(system, profile.collective, report.workload, s.plan, s.simulation);
   report.simulate_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check_not_saturated(s, *report.step);
   TrainingMetrics& m = report.metrics;
   m.step_time_s = report.step->step_seconds;
   const double gpus = s.gpus;

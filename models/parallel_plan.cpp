@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "sim/input_error.hpp"
@@ -94,7 +95,7 @@ std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text) {
 }
 
 int micro_batches(const ParallelPlan& plan, const TrainingConfig& training) {
-  return training.global_batch / (plan.dp * plan.micro_batch);
+  return static_cast<int>(training.global_batch / (int64_t{plan.dp} * plan.micro_batch));
 }
 
 void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
@@ -113,7 +114,13 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
     if (value < 1)
       fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
   }
-  if (plan.gpus() != gpus) {
+  // The product in 64 bits, stopping once past the GPU count: no size below can overflow an int.
+  int64_t product = 1;
+  for (int v : {plan.tp, plan.cp, plan.dp, plan.pp}) {
+    if (product > gpus) break;
+    product *= v;
+  }
+  if (product != gpus) {
     fail("", fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
                          plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
   }
@@ -130,7 +137,7 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
     fail("/tp",
          fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
-  const int virtual_stages = plan.pp * plan.vp;
+  const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
   if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
     fail("/pp", fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
                             "\"balanced_pipeline\": true to let the first and last stages take "
@@ -155,7 +162,7 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
   if (training.global_batch < 1) {
     throw sim::InputError(where, "/training/global_batch", "expected a positive global batch");
   }
-  if (training.global_batch % (plan.dp * plan.micro_batch) != 0) {
+  if (training.global_batch % (int64_t{plan.dp} * plan.micro_batch) != 0) {
     throw sim::InputError(
         where, "/training/global_batch",
         fmt::format("the global batch of {} sequences does not divide into dp x micro_batch = {} "
@@ -163,6 +170,13 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                     training.global_batch, plan.dp, plan.micro_batch));
   }
   const int m = micro_batches(plan, training);
+  if (m > kMaxMicroBatches) {
+    throw sim::InputError(
+        where, "/training/global_batch",
+        fmt::format("{} micro-batches per step ({} sequences / (dp x micro_batch = {} x {})): at "
+                    "most {} are simulated",
+                    m, training.global_batch, plan.dp, plan.micro_batch, kMaxMicroBatches));
+  }
   if (plan.vp > 1 && m % plan.pp != 0) {
     fail("/vp",
          fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", m,

@@ -82,6 +82,9 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                    const TransformerConfig& model, int gpus, const std::string& where,
                    const std::string& path);
 
+/// Most micro-batches per pipeline per step a plan may have: each is simulated (docs/formats.md).
+inline constexpr int kMaxMicroBatches = 1 << 16;
+
 /// Micro-batches per pipeline per step.
 int micro_batches(const ParallelPlan& plan, const TrainingConfig& training);
 
