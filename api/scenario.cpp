@@ -242,6 +242,7 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
+  read_operations(top, sc.operations);
   top.finish();
   return sc;
 }
