@@ -154,6 +154,7 @@ void read_stragglers(const sim::JsonValue& v, models::StragglerSpec& s, int gpus
   if (auto n = r.optional("nodes")) {
     s.nodes = read_named(*n, (gpus + gpus_per_node - 1) / gpus_per_node, "node");
   }
+  if (auto n = r.optional("links")) s.links = read_named(*n, gpus, "GPU");
   r.finish();
 }
 
@@ -165,9 +166,9 @@ void read_operations(sim::ObjectReader& top, OperationsSpec& out, int gpus, int 
   if (auto v = top.optional("storage")) read_storage(*v, out);
   if (auto v = top.optional("stragglers")) {
     read_stragglers(*v, out.stragglers, gpus, gpus_per_node);
-    if (out.stragglers.any()) {
-      out.compute_slowdown = models::rank_slowdowns(out.stragglers, gpus, gpus_per_node);
-    }
+    const std::vector<double> f = models::rank_slowdowns(out.stragglers, gpus, gpus_per_node);
+    if (std::any_of(f.begin(), f.end(), [](double x) { return x != 1.0; }))
+      out.compute_slowdown = f;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "models/model_json.hpp"
 #include "models/model_presets.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/spec_error.hpp"
 #include "topologies/system_presets.hpp"
@@ -130,6 +131,20 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   }
 }
 
+namespace {
+
+std::shared_ptr<const topologies::Topology> slow_link_topology(const Scenario& sc,
+                                                               const sim::JsonValue& root) {
+  try {
+    return std::make_shared<const topologies::Topology>(
+        models::with_slow_nic_links(*sc.topology, sc.operations.stragglers.links));
+  } catch (const std::invalid_argument& e) {
+    throw sim::InputError(root.file(), "/stragglers/links", e.what());
+  }
+}
+
+}  // namespace
+
 Scenario read_scenario(const sim::JsonValue& root) {
   Scenario sc;
   sc.source = root.file();
@@ -245,9 +260,10 @@ Scenario read_scenario(const sim::JsonValue& root) {
     r.finish();
   }
   read_operations(top, sc.operations, sc.gpus, std::max(1, sc.cluster.gpus_per_server));
-  if (!sc.operations.compute_slowdown.empty()) {  // stragglers: every rank runs its own program
+  if (sc.operations.stragglers.any()) {  // every rank runs its own program
     sc.simulation.compute_slowdown = sc.operations.compute_slowdown;
     sc.simulation.full_ranks = true;
+    if (!sc.operations.stragglers.links.empty()) sc.topology = slow_link_topology(sc, root);
   }
   top.finish();
   return sc;

@@ -6,6 +6,7 @@
 
 #include "api/training_run.hpp"
 #include "sim/input_error.hpp"
+#include "topologies/cluster_spec.hpp"
 
 namespace fabricsim::api {
 namespace {
@@ -40,7 +41,7 @@ models::StepResult simulate(const Scenario& s) {
 
 StragglerReport run_stragglers(const Scenario& scenario) {
   const std::vector<double>& f = scenario.simulation.compute_slowdown;
-  if (f.empty()) {
+  if (!scenario.operations.stragglers.any()) {
     throw sim::InputError(scenario.source, "/stragglers",
                           "no slow GPUs: set fraction and slowdown, node_fraction and "
                           "node_slowdown, ranks or nodes");
@@ -50,8 +51,15 @@ StragglerReport run_stragglers(const Scenario& scenario) {
     if (x != 1.0) ++r.slow_ranks;
     r.worst_factor = std::max(r.worst_factor, x);
   }
+  r.slow_links = static_cast<int>(scenario.operations.stragglers.links.size());
+  for (const auto& [rank, factor] : scenario.operations.stragglers.links)
+    r.worst_factor = std::max(r.worst_factor, factor);
   Scenario nominal = scenario;
   nominal.simulation.compute_slowdown.clear();  // full_ranks stays: like for like
+  if (r.slow_links > 0) {
+    nominal.topology =
+        std::make_shared<const topologies::Topology>(topologies::build_cluster(nominal.cluster));
+  }
   const models::StepResult base = simulate(nominal);
   const models::StepResult slow = simulate(scenario);
   r.nominal_step_s = base.step_seconds;
@@ -77,6 +85,7 @@ nlohmann::json stragglers_to_json(const StragglerReport& r) {
   for (const auto& [name, s] : r.added_s)
     added[name] = s;
   return {{"slow_ranks", r.slow_ranks},
+          {"slow_links", r.slow_links},
           {"worst_factor", r.worst_factor},
           {"nominal_step_s", r.nominal_step_s},
           {"straggler_step_s", r.straggler_step_s},
@@ -87,9 +96,9 @@ nlohmann::json stragglers_to_json(const StragglerReport& r) {
 
 std::string stragglers_to_text(const StragglerReport& r) {
   std::string out = fmt::format(
-      "{} slow GPU(s), worst {:.2f}x: step {:.4f} s -> {:.4f} s ({:.3f}x), propagated through "
-      "{}\n",
-      r.slow_ranks, r.worst_factor, r.nominal_step_s, r.straggler_step_s, r.slowdown,
+      "{} slow GPU(s), {} slow link(s), worst {:.2f}x: step {:.4f} s -> {:.4f} s ({:.3f}x), "
+      "propagated through {}\n",
+      r.slow_ranks, r.slow_links, r.worst_factor, r.nominal_step_s, r.straggler_step_s, r.slowdown,
       r.propagated_through);
   out += "added per rank (stage averages, summed over stages):\n";
   for (const auto& [name, s] : r.added_s) {

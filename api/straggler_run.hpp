@@ -13,7 +13,8 @@
 namespace fabricsim::api {
 
 struct StragglerReport {
-  int slow_ranks = 0;
+  int slow_ranks = 0;  ///< GPUs whose kernels are slow
+  int slow_links = 0;  ///< NIC links running slow
   double worst_factor = 1;
   double nominal_step_s = 0;
   double straggler_step_s = 0;

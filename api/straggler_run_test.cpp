@@ -58,6 +58,18 @@ TEST_CASE("one slow GPU holds back every data-parallel replica", "[straggler]") 
   CHECK(node.slowdown > 1.25);
 }
 
+TEST_CASE("a slow link slows only the steps whose traffic crosses it", "[straggler]") {
+  // Eight GPUs of one DGX reduce gradients over NVLink: a slow NIC changes nothing.
+  const StragglerReport inside = run_stragglers(read({{"links", {{"3", 4.0}}}}, 8, "flow"));
+  CHECK(inside.slow_links == 1);
+  CHECK(inside.slow_ranks == 0);
+  CHECK(inside.slowdown == Approx(1.0));
+  // Sixteen over two nodes: the ring crosses GPU 3's NIC at a quarter of its rate.
+  const StragglerReport across = run_stragglers(read({{"links", {{"3", 4.0}}}}, 16, "flow"));
+  CHECK(across.slowdown > 1.001);
+  CHECK(across.propagated_through == "DP");
+}
+
 TEST_CASE("stragglers section is read strictly", "[straggler][bad-input]") {
   auto fails = [](nlohmann::json v, const std::string& what) {
     CAPTURE(what);
@@ -75,6 +87,7 @@ TEST_CASE("stragglers section is read strictly", "[straggler][bad-input]") {
   fails({{"slowdown", {{"min", 1.5}, {"max", 1.2}}}}, "max must be at least min");
   fails({{"fraction", 2}}, "/stragglers/fraction");
   fails({{"sloth", 1}}, "sloth");
+  fails({{"links", {{"9", 2.0}}}}, "0..7");
   CHECK_THROWS_AS(run_stragglers(read(nlohmann::json::object(), 8)), sim::InputError);
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace fabricsim::models {
 namespace {
@@ -65,6 +67,34 @@ std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus
   for (const auto& [rank, f] : spec.ranks)
     out[static_cast<size_t>(rank)] *= f;
   return out;
+}
+
+topologies::Topology with_slow_nic_links(const topologies::Topology& t,
+                                         const std::map<int, double>& by_rank) {
+  std::vector<double> factor(t.link_count(), 1.0);
+  for (const auto& [rank, f] : by_rank) {
+    const topologies::NodeId nic = t.gpu_nic(static_cast<size_t>(rank));
+    if (nic == topologies::kNoNode) {
+      throw std::invalid_argument("GPU " + std::to_string(rank) + " has no NIC");
+    }
+    for (const topologies::LinkId l : t.out_links(nic)) {
+      const topologies::Link& link = t.link(l);
+      if (link.kind != topologies::LinkKind::network) continue;
+      factor[l] *= f;
+      const topologies::LinkId back = t.link_between(link.dst, nic);
+      if (back != UINT32_MAX) factor[back] *= f;
+    }
+  }
+  topologies::TopologyBuilder b(t.info());
+  for (const topologies::Node& n : t.nodes())
+    b.add_node(n);
+  for (size_t i = 0; i < t.link_count(); ++i) {
+    const topologies::Link& l = t.link(static_cast<topologies::LinkId>(i));
+    b.add_directed(l.src, l.dst, l.kind,
+                   sim::Bandwidth::bytes_per_s(l.bandwidth.bytes_per_s() / factor[i]), l.latency,
+                   l.lanes);
+  }
+  return std::move(b).build();
 }
 
 StageWork slowed_stage(const StageWork& stage, double factor) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/workload.hpp"
+#include "topologies/graph.hpp"
 
 namespace fabricsim::models {
 
@@ -21,9 +22,12 @@ struct StragglerSpec {
   double node_slowdown = 1;
   std::map<int, double> ranks;  ///< named GPUs (global rank) and their factor
   std::map<int, double> nodes;  ///< named nodes and the factor of all their GPUs
+  /// Slow links: the network link of GPU r's NIC (both directions) runs `factor` times slower,
+  /// a degraded optic or a NIC that trained down to a lower rate.
+  std::map<int, double> links;
   bool any() const {
     return (fraction > 0 && slowdown_max > 1) || (node_fraction > 0 && node_slowdown > 1) ||
-           !ranks.empty() || !nodes.empty();
+           !ranks.empty() || !nodes.empty() || !links.empty();
   }
 };
 
@@ -31,6 +35,11 @@ struct StragglerSpec {
 /// Deterministic for a seed on every platform (its own uniform draws, not <random>'s
 /// distributions). Ranks and nodes out of range are the caller's to reject.
 std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus_per_node);
+
+/// The topology with the network links of the named GPUs' NICs (to and from their first switch)
+/// `factor` times slower. Throws std::invalid_argument when such a GPU has no NIC.
+topologies::Topology with_slow_nic_links(const topologies::Topology& topology,
+                                         const std::map<int, double>& by_rank);
 
 /// A stage's work with every compute kernel and the optimizer `factor` times slower.
 StageWork slowed_stage(const StageWork& stage, double factor);

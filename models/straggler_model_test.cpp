@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "topologies/cluster_spec.hpp"
+#include "topologies/system_presets.hpp"
+
+using namespace fabricsim;
 using namespace fabricsim::models;
 
 TEST_CASE("stragglers: seeded choice of slow GPUs and throttled nodes", "[straggler]") {
@@ -63,4 +67,29 @@ TEST_CASE("stragglers: a slowed stage runs its kernels and optimizer slower, not
   CHECK(s.chunks[0].forward.compute_seconds == 3);
   CHECK(s.chunks[0].backward.ops[0].seconds == 6);
   CHECK(s.optimizer_seconds == 0.75);
+}
+
+TEST_CASE("stragglers: a slow link divides the bandwidth of one NIC's network links",
+          "[straggler]") {
+  topologies::ClusterSpec spec = topologies::find_system("dgx-h100")->make(16);
+  const topologies::Topology t = topologies::build_cluster(spec);
+  const topologies::Topology slow = with_slow_nic_links(t, {{3, 4.0}});
+  REQUIRE(slow.link_count() == t.link_count());
+  const topologies::NodeId nic = t.gpu_nic(3);
+  int changed = 0;
+  for (size_t i = 0; i < t.link_count(); ++i) {
+    const topologies::Link& a = t.link(static_cast<topologies::LinkId>(i));
+    const topologies::Link& b = slow.link(static_cast<topologies::LinkId>(i));
+    CHECK(a.src == b.src);
+    CHECK(a.dst == b.dst);
+    const bool on_nic = (a.src == nic || a.dst == nic) && a.kind == topologies::LinkKind::network;
+    if (on_nic) {
+      ++changed;
+      CHECK(b.bandwidth.bytes_per_s() == Approx(a.bandwidth.bytes_per_s() / 4));
+    } else {
+      CHECK(b.bandwidth.bytes_per_s() == a.bandwidth.bytes_per_s());
+    }
+  }
+  CHECK(changed == 2);  // to and from its leaf
+  CHECK(slow.gpus() == t.gpus());
 }
