@@ -186,6 +186,13 @@ TEST_CASE("cli: goodput prints MTBF, lost hours by cause and goodput", "[cli][go
   REQUIRE(rows.size() == 3);
   CHECK(rows[2]["goodput_automated"].get<double>() < rows[0]["goodput_automated"].get<double>());
   CHECK(rows[2]["goodput_manual"].get<double>() < rows[2]["goodput_automated"].get<double>());
+  // run --days adds the same report as a "goodput" section.
+  const auto run = run_fabricsim({"run", "--backend", "analytical", "--days", "30", "--json"});
+  REQUIRE(run.code == 0);
+  const nlohmann::json rj = nlohmann::json::parse(run.out);
+  CHECK(rj["goodput"]["goodput"].get<double>() == Approx(j["goodput"].get<double>()));
+  CHECK_FALSE(nlohmann::json::parse(run_fabricsim({"run", "--backend", "analytical", "--json"}).out)
+                  .contains("goodput"));
   CHECK(run_fabricsim({"goodput", "--recovery", "hopeful"}).code == 2);
   CHECK(run_fabricsim({"goodput", "--days", "-1"}).code == 2);
   CHECK(run_fabricsim({"goodput", "--scale-gpus", "0"}).code == 2);
