@@ -1,8 +1,10 @@
 // Public collective measurements that are not cases of ../shared/reference/cases
 // (docs/validation.md lists them), checked through the CLI with the built-in profiles.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/run_cli.hpp"
@@ -99,4 +101,34 @@ TEST_CASE("IB SHARP: off by default, on by switch, NVLS + SHARP at NVLink SHARP 
       run_fabricsim({"run", "--system", "meta-h100-roce", "--gpus", "64", "--collnet"});
   CHECK(bad.code == 2);
   CHECK(bad.err.find("/simulation/collnet") != std::string::npos);
+}
+
+TEST_CASE("issue 8 bars on the dev collectives: every case runs, median per case <= 8%",
+          "[collective]") {
+  const auto r = run_fabricsim(
+      {"validate", "--cases",
+       std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/dev-collectives.json", "--json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("skipped").empty());
+  std::map<std::string, std::vector<double>> per_case;
+  int deepep = 0;
+  for (const nlohmann::json& row : doc.at("rows")) {
+    per_case[row.at("id").get<std::string>()].push_back(std::abs(row.at("error").get<double>()));
+    if (row.at("metric") == "bottleneck_bw_GBps" ||
+        row.at("id").get<std::string>().rfind("deepep", 0) == 0) {
+      ++deepep;
+    }
+  }
+  CHECK(per_case.size() == 54);
+  CHECK(deepep == 20);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  std::vector<double> medians;
+  for (const auto& [id, errors] : per_case)
+    medians.push_back(median(errors));
+  CHECK(median(medians) <= 0.08);
 }
