@@ -82,7 +82,7 @@ class ScaleCommand final : public Command {
     }
     std::string group;
     auto on_row = [&](const api::ScalingRow& r) {
-      if (jsonl) jsonl->write(scaling_row_json(r).dump() + "\n");
+      if (jsonl) jsonl->write(api::scaling_row_json(r).dump() + "\n");
       if (json_) return;
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
