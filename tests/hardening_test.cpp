@@ -114,6 +114,9 @@ TEST_CASE("integers are read at full width and range-checked", "[hardening][bad-
     check_rejected({"run", "--set", set}, "below 2^31");
   }
   check_rejected({"run", "--set", "/system/gpus=18446744073709551615"}, "below 2^63");
+  // Found by the fuzzer: tp x pp overflowed an int before the plan was checked.
+  check_rejected({"run", "--set", "/parallelism/tp=2127483648", "--set", "/parallelism/pp=2"},
+                 "/parallelism/tp: expected at most the 8 GPUs");
   const auto doc = sim::parse_json_text(R"({"n": 2147483647, "m": 2147483648})", "i.json");
   sim::ObjectReader r = doc.root().as_object();
   CHECK(r.required("n").as_positive_int32() == 2147483647);
@@ -164,6 +167,13 @@ TEST_CASE("sizes have documented bounds checked before building", "[hardening][b
                  "--max-bytes: expected a size of at most 2^53 bytes");
   check_rejected({"run", "--set", "/scale/systems/4000000000=dgx-h100"},
                  "expected an index between 0 and 3 into the array at '/scale/systems'");
+  // A missing member addressed by a number would become such an array too (found by the fuzzer).
+  check_rejected({"run", "--set", "/scale/systXems/4000000000=dgx-h100"},
+                 "expected an index between 0 and 0 into the array at '/scale/systXems'");
+  nlohmann::json doc = {{"a", {1, 2}}};
+  sim::set_at_pointer(doc, "/a/-", 3, "<test>");
+  sim::set_at_pointer(doc, "/b/0", "x", "<test>");
+  CHECK(doc == nlohmann::json{{"a", {1, 2, 3}}, {"b", {"x"}}});
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 

@@ -18,7 +18,7 @@ void validate(const ClusterSpec& spec) {
   if (spec.gpus > kMaxGpus) {
     throw SpecError("gpus", fmt::format("{} GPUs is more than the {} a cluster may have (the "
                                         "graph alone would need about {:.0f} GiB)",
-                                        spec.gpus, kMaxGpus, spec.gpus * 8.0 / (1 << 20)));
+                                        spec.gpus, kMaxGpus, spec.gpus * 3.0 / (1 << 20)));
   }
   if (spec.gpus_per_server <= 0) {
     throw SpecError("gpus_per_server", "expected a positive number of GPUs per server");
