@@ -90,6 +90,44 @@ models::Recompute read_recompute(const sim::JsonValue& v) {
 
 }  // namespace
 
+void read_system(const sim::JsonValue& sys, Scenario& sc) {
+  sim::ObjectReader r = sys.as_object();
+  const sim::JsonValue preset = r.required("preset");
+  sc.system = preset.as_string();
+  const topologies::SystemPreset* p = topologies::find_system(sc.system);
+  if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+  sc.gpus = r.required("gpus").as_positive_int32();
+  sc.cluster = p->make(sc.gpus);
+  if (auto routing = r.optional("routing")) {
+    if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
+      routing->fail("one of ecmp, spray, rail_aware, shortest");
+    }
+  }
+  if (auto nv = r.optional("nvlink")) {
+    if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
+    sim::ObjectReader nr = nv->as_object();
+    read_nvlink(nr, *sc.cluster.nvlink);
+  }
+  if (auto fabric = r.optional("fabric")) {
+    if (!sc.cluster.scale_out)
+      fabric->fail_message("this system has no scale-out fabric to change");
+    sim::ObjectReader fr = fabric->as_object();
+    read_fabric(fr, *sc.cluster.scale_out);
+  }
+  r.finish();
+  try {
+    // Built here to reject impossible fabrics with the location, and kept for the evaluator.
+    sc.topology =
+        std::make_shared<const topologies::Topology>(topologies::build_cluster(sc.cluster));
+  } catch (const topologies::SpecError& e) {
+    const std::string field = e.field() == "gpus" ? "/system/gpus" : "/system";
+    throw sim::InputError(sys.file(), field,
+                          e.field().empty() || e.field() == "gpus"
+                              ? std::string(e.what())
+                              : fmt::format("{} ({})", e.what(), e.field()));
+  }
+}
+
 Scenario read_scenario(const sim::JsonValue& root) {
   Scenario sc;
   sc.source = root.file();
@@ -97,43 +135,7 @@ Scenario read_scenario(const sim::JsonValue& root) {
   top.ignore("comment");
   top.ignore("scale");  // the scaling study's section, read by read_scaling_study
 
-  // System.
-  {
-    const sim::JsonValue sys = top.required("system");
-    sim::ObjectReader r = sys.as_object();
-    const sim::JsonValue preset = r.required("preset");
-    sc.system = preset.as_string();
-    const topologies::SystemPreset* p = topologies::find_system(sc.system);
-    if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
-    sc.gpus = r.required("gpus").as_positive_int32();
-    sc.cluster = p->make(sc.gpus);
-    if (auto routing = r.optional("routing")) {
-      if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
-        routing->fail("one of ecmp, spray, rail_aware, shortest");
-      }
-    }
-    if (auto nv = r.optional("nvlink")) {
-      if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
-      sim::ObjectReader nr = nv->as_object();
-      read_nvlink(nr, *sc.cluster.nvlink);
-    }
-    if (auto fabric = r.optional("fabric")) {
-      if (!sc.cluster.scale_out)
-        fabric->fail_message("this system has no scale-out fabric to change");
-      sim::ObjectReader fr = fabric->as_object();
-      read_fabric(fr, *sc.cluster.scale_out);
-    }
-    r.finish();
-    try {
-      topologies::build_cluster(sc.cluster);  // reject impossible fabrics here, with the location
-    } catch (const topologies::SpecError& e) {
-      const std::string field = e.field() == "gpus" ? "/system/gpus" : "/system";
-      throw sim::InputError(root.file(), field,
-                            e.field().empty() || e.field() == "gpus"
-                                ? std::string(e.what())
-                                : fmt::format("{} ({})", e.what(), e.field()));
-    }
-  }
+  read_system(top.required("system"), sc);
 
   // Model.
   sc.model = models::read_model(top.required("model"));
@@ -234,9 +236,17 @@ Scenario read_scenario(const sim::JsonValue& root) {
     }
     if (auto v = r.optional("full_ranks")) sc.simulation.full_ranks = v->as_bool();
     if (auto v = r.optional("pp_all_instances")) sc.simulation.pp_all_instances = v->as_bool();
+    if (auto v = r.optional("collnet")) {
+      sc.simulation.collnet = v->as_bool();
+      if (sc.simulation.collnet && !(sc.cluster.scale_out && sc.cluster.scale_out->collnet)) {
+        v->fail_message(
+            "this system's fabric has no in-network reduction (SHARP); see system.fabric.collnet");
+      }
+    }
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
+  read_operations(top, sc.operations);
   top.finish();
   return sc;
 }
@@ -265,7 +275,7 @@ nlohmann::json scenario_summary_json(const Scenario& s) {
            {{"task", std::string(models::to_string(s.training.task))},
             {"precision", std::string(topologies::to_string(s.training.precision))},
             {"global_batch", s.training.global_batch},
-            {"seq_len", s.training.seq_len > 0 ? s.training.seq_len : s.model.seq_len}}},
+            {"seq_len", models::sequence_length(s.training, s.model)}}},
           {"backend", std::string(models::to_string(s.simulation.backend))},
           {"routing", std::string(topologies::to_string(s.simulation.routing))}};
 }
