@@ -380,6 +380,11 @@ struct Parsed {
 
 Parsed parse_located(std::string_view text) {
   Parsed out;
+  // nlohmann takes a NUL byte for the end of the input and would ignore whatever follows it.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    out.failure = LocatedSax::Failure{"", nul + 1, "malformed JSON (a NUL byte)", true};
+    return out;
+  }
   LocatedSax sax(out.root);
   if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax)) {
     out.failure = sax.failure();
