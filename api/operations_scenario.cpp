@@ -46,8 +46,7 @@ void read_reliability(const sim::JsonValue& v, OperationsSpec& ops) {
   if (auto t = r.optional("isolation")) ops.isolation_s = t->as_time_or_zero().s();
   if (auto t = r.optional("restart")) ops.restart_s = t->as_time_or_zero().s();
   if (auto t = r.optional("repair")) ops.repair_s = t->as_time().s();
-  if (auto n = r.optional("spare_nodes"))
-    ops.spare_nodes = static_cast<int>(n->as_non_negative_int());
+  if (auto n = r.optional("spare_nodes")) ops.spare_nodes = n->as_non_negative_int32();
   if (auto f = r.optional("spare_fraction")) ops.spare_fraction = f->as_fraction();
   if (auto p = r.optional("planned")) {
     const models::FailureRate rate = read_rate(*p);

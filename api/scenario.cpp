@@ -199,25 +199,29 @@ Scenario read_scenario(const sim::JsonValue& root) {
     const sim::JsonValue pv = top.required("parallelism");
     sim::ObjectReader r = pv.as_object();
     models::ParallelPlan& p = sc.plan;
-    auto size = [&](const char* key, int fallback) {
+    // A dimension over GPUs is at most the GPU count, so products of them cannot overflow.
+    auto size = [&](const char* key, int fallback, bool over_gpus = false) {
       auto v = r.optional(key);
-      return v ? v->as_positive_int32() : fallback;
+      if (!v) return fallback;
+      const int n = v->as_positive_int32();
+      if (over_gpus && n > sc.gpus) v->fail(fmt::format("at most the {} GPUs", sc.gpus));
+      return n;
     };
-    p.tp = size("tp", 1);
-    p.pp = size("pp", 1);
-    p.cp = size("cp", 1);
-    p.ep = size("ep", 1);
+    p.tp = size("tp", 1, true);
+    p.pp = size("pp", 1, true);
+    p.cp = size("cp", 1, true);
+    p.ep = size("ep", 1, true);
     p.vp = size("vp", 1);
     p.micro_batch = size("micro_batch", 1);
-    if (auto dp = r.optional("dp")) {
-      p.dp = dp->as_positive_int32();
+    if (r.optional("dp")) {
+      p.dp = size("dp", 1, true);
     } else {
-      const int rest = p.tp * p.pp * p.cp;
+      const int64_t rest = int64_t{p.tp} * p.pp * p.cp;
       if (sc.gpus % rest != 0) {
         pv.fail_message(
             fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
       }
-      p.dp = sc.gpus / rest;
+      p.dp = static_cast<int>(sc.gpus / rest);
     }
     if (auto v = r.optional("sequence_parallel")) p.sequence_parallel = v->as_bool();
     if (auto v = r.optional("zero")) {
