@@ -88,9 +88,10 @@ std::vector<SoftwareStack> make_presets() {
     SoftwareStack s = out.back();
     s.id = "megatron-lm-2022";
     s.released = "2022-05";
-    s.facts.push_back({"sequence parallelism and selective recomputation, still without TP "
-                       "overlap",
-                       "Korthikanti et al. 2022, arXiv:2205.05198 §4-5"});
+    s.facts.push_back(
+        {"sequence parallelism and selective recomputation, still without TP "
+         "overlap",
+         "Korthikanti et al. 2022, arXiv:2205.05198 §4-5"});
     out.push_back(s);
   }
   {
@@ -100,7 +101,10 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "r0.8.0";
     s.released = "2024-07";
     s.bucket_bytes = kMcoreBucketBytes;
-    s.facts = {kTe, kTpOverlap, kMcoreBuckets, kAlltoall,
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               kAlltoall,
                {"no CUDA graphs in the training loop", "Megatron-LM r0.8.0 README, H100 table"}};
     out.push_back(s);
   }
@@ -109,7 +113,10 @@ std::vector<SoftwareStack> make_presets() {
     s.id = "nemo-24.07";
     s.framework = "nemo";
     s.version = "24.07";
-    s.facts = {kTe, kTpOverlap, kMcoreBuckets, kAlltoall,
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               kAlltoall,
                {"FP8 with delayed scaling (amax history) through Transformer Engine",
                 "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"}};
     out.push_back(s);
@@ -122,17 +129,19 @@ std::vector<SoftwareStack> make_presets() {
     s.released = "2025-09";
     s.fp8_current_scaling = true;
     s.cuda_graphs = CudaGraphs::attention;
-    s.facts = {kTe, kTpOverlap, kMcoreBuckets,
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
                {"FP8 with per-tensor current scaling (FP8-CS) or MXFP8 blocks on Blackwell",
                 "Megatron-Bridge performance summary (precision column FP8-CS / FP8-MX)"},
                {"Transformer Engine CUDA graphs over the attention part of each layer "
                 "(cuda_graph_impl transformer_engine, scope attn)",
                 "Megatron-Bridge scripts/performance recipes 25.09"},
-               {"MoE dispatch through DeepEP (flex dispatcher), no host sync of token counts",
-                "Megatron-Bridge scripts/performance recipes (moe_flex_dispatcher_backend "
-                "deepep); Megatron-Core MoE docs"}};
-    s.deepep = true;
-    s.moe_host_sync = false;
+               kAlltoall,
+               {"the DeepSeek-V3 recipes switch MoE dispatch to the flex dispatcher with DeepEP; "
+                "a framework-level preset keeps the default alltoall dispatcher",
+                "Megatron-Bridge scripts/performance recipes (moe_token_dispatcher_type, "
+                "moe_flex_dispatcher_backend); Megatron-Core MoE docs"}};
     out.push_back(s);
   }
   {
@@ -150,18 +159,18 @@ std::vector<SoftwareStack> make_presets() {
     s.attention = AttentionKernel::flash2;
     s.tp_comm_overlap = false;
     s.fsdp = FsdpImpl::pytorch_fsdp1;
-    s.facts = {
-        {"Composer with PyTorch FSDP (FULL_SHARD), one FSDP unit per transformer block, "
-         "parameters prefetched one unit ahead",
-         "mosaicml/llm-foundry scripts/train/benchmarking/README.md; Composer FSDP docs"},
-        {"FlashAttention (Triton / flash-attn 2 kernels), no tensor parallelism",
-         "mosaicml/llm-foundry MPT benchmark configs (attn_impl)"},
-        {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
+    s.facts = {{"Composer with PyTorch FSDP (FULL_SHARD), one FSDP unit per transformer block, "
+                "parameters prefetched one unit ahead",
+                "mosaicml/llm-foundry scripts/train/benchmarking/README.md; Composer FSDP docs"},
+               {"FlashAttention (Triton / flash-attn 2 kernels), no tensor parallelism",
+                "mosaicml/llm-foundry MPT benchmark configs (attn_impl)"},
+               {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
     out.push_back(s);
   }
   {
-    SoftwareStack s = *std::find_if(out.begin(), out.end(),
-                                    [](const SoftwareStack& x) { return x.id == "megatron-core-r0.8.0"; });
+    SoftwareStack s = *std::find_if(out.begin(), out.end(), [](const SoftwareStack& x) {
+      return x.id == "megatron-core-r0.8.0";
+    });
     s.id = "default";
     s.framework = "unknown";
     s.version = "";

@@ -44,9 +44,10 @@ struct SoftwareStack {
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
   bool moe_host_sync = true;
-  bool fp8_current_scaling = false;  ///< per-tensor current scaling instead of delayed (amax history)
-  double bucket_bytes = 0;           ///< data-parallel gradient bucket; 0 = one per layer
-  bool documented = true;            ///< false for the fallback default
+  bool fp8_current_scaling =
+      false;                ///< per-tensor current scaling instead of delayed (amax history)
+  double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
+  bool documented = true;   ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };
 
