@@ -170,11 +170,6 @@ class ProgramBuilder {
   PassProgram program_;
 };
 
-/// The linear-layer GEMM precision of a training precision.
-Precision linear_precision(Precision p) {
-  return p;
-}
-
 bool low_precision(Precision p) {
   return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
 }
@@ -244,7 +239,7 @@ struct LayerEmitter {
   static constexpr int kUnpermuteKernels = 12;
   static int backward_kernels(int forward) { return forward * 3 / 2; }
 
-  Precision lin() const { return linear_precision(training.precision); }
+  Precision lin() const { return training.precision; }
 
   /// Casts that low-precision GEMMs need: input cast + transpose (forward), gradient cast +
   /// transpose (backward), 4 bytes per element moved.
@@ -666,7 +661,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
                         const TrainingConfig& training, const topologies::GpuSpec& gpu,
                         const ComputeProfile& profile, const LoweringOptions& options) {
   TransformerConfig model = model_in;
-  if (training.seq_len > 0) model.seq_len = training.seq_len;
+  model.seq_len = sequence_length(training, model_in);
   Workload w;
   w.seq_len = model.seq_len;
   w.microbatches = micro_batches(plan, training);
@@ -833,7 +828,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     // Adam over this rank's shard of the trainable parameters: fp32 master weights, two
     // moments, the fp32 gradient, and the bf16 copy written back (~34 bytes per parameter).
     const double dense_share = plan.zero >= 1 ? 1.0 / plan.dp : 1.0;
-    const double edp = static_cast<double>(plan.tp) * plan.cp * plan.dp / plan.ep;
+    const double edp = plan.expert_dp();
     const double expert_share = plan.zero >= 1 ? 1.0 / edp : 1.0;
     double trainable;
     if (lora) {

@@ -20,7 +20,6 @@
 namespace fabricsim::models {
 
 enum class ComputeKind : uint8_t { gemm, attention, memory };
-enum class Stream : uint8_t { compute, comm };
 
 /// One step of a pass program.
 struct WorkOp {
