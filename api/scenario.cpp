@@ -158,6 +158,28 @@ Scenario read_scenario(const sim::JsonValue& root) {
   sc.model = models::read_model(top.required("model"));
   models::validate_model(sc.model, root.file());
 
+  // Software: the stack preset sets defaults that explicit training/parallelism keys override.
+  if (auto sw = top.optional("software")) {
+    sim::ObjectReader r = sw->as_object();
+    const sim::JsonValue framework = r.required("framework");
+    std::string version, released;
+    if (auto v = r.optional("version")) version = v->as_string();
+    if (auto v = r.optional("released")) released = v->as_string();
+    r.finish();
+    const std::string name = framework.as_string();
+    if (const models::SoftwareStack* preset = models::find_software(name)) {
+      sc.lowering.software = *preset;  // a preset id is accepted as the framework too
+    } else {
+      sc.lowering.software = models::software_for(name, version, released);
+    }
+  }
+  {
+    const models::SoftwareStack& stack = sc.lowering.software;
+    sc.training.unfused_attention = stack.attention == models::AttentionKernel::unfused;
+    sc.plan.tp_comm_overlap = stack.tp_comm_overlap;
+    sc.plan.bucket_bytes = stack.bucket_bytes;
+  }
+
   // Training.
   {
     sim::ObjectReader r = top.required("training").as_object();
@@ -184,7 +206,16 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
     if (auto v = r.optional("attention_kernel")) {
-      sc.training.unfused_attention = v->as_enum({"flash", "unfused"}) == "unfused";
+      // "flash" keeps the stack's flash kernel (cuDNN's where the stack had none).
+      const std::string k = v->as_enum({"flash", "unfused", "flash2", "flash3", "cudnn"});
+      models::AttentionKernel& kernel = sc.lowering.software.attention;
+      if (k == "unfused") kernel = models::AttentionKernel::unfused;
+      if (k == "flash" && kernel == models::AttentionKernel::unfused)
+        kernel = models::AttentionKernel::cudnn;
+      if (k == "flash2") kernel = models::AttentionKernel::flash2;
+      if (k == "flash3") kernel = models::AttentionKernel::flash3;
+      if (k == "cudnn") kernel = models::AttentionKernel::cudnn;
+      sc.training.unfused_attention = kernel == models::AttentionKernel::unfused;
     }
     if (auto v = r.optional("tokens_to_train"))
       sc.training.tokens_to_train = v->as_positive_number();
@@ -298,6 +329,13 @@ nlohmann::json scenario_summary_json(const Scenario& s) {
             {"precision", std::string(topologies::to_string(s.training.precision))},
             {"global_batch", s.training.global_batch},
             {"seq_len", models::sequence_length(s.training, s.model)}}},
+          {"software",
+           {{"preset", s.lowering.software.id},
+            {"attention_kernel", models::to_string(s.lowering.software.attention)},
+            {"cuda_graphs", models::to_string(s.lowering.software.cuda_graphs)},
+            {"fsdp", models::to_string(s.lowering.software.fsdp)},
+            {"deepep", s.lowering.software.deepep},
+            {"documented", s.lowering.software.documented}}},
           {"backend", std::string(models::to_string(s.simulation.backend))},
           {"routing", std::string(topologies::to_string(s.simulation.routing))}};
 }
