@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 
 #include "api/training_run.hpp"
@@ -61,22 +62,29 @@ std::string plan_label(const models::ParallelPlan& p) {
 }  // namespace
 
 ScenarioEvaluator::ScenarioEvaluator(const Scenario& scenario)
-    : scenario_(scenario),
-      system_(models::make_system(scenario.cluster, scenario_gpu(scenario),
-                                  topologies::find_system(scenario.system)->cpu)),
-      profile_(scenario_profile(scenario)) {}
+    : scenario_(scenario), evaluator_(scenario) {}
 
 int ScenarioEvaluator::domain() const {
   const topologies::ClusterSpec& c = scenario_.cluster;
   return std::min(scenario_.gpus, c.nvlink ? c.nvlink->gpus_per_domain : c.gpus_per_server);
 }
 
+Scenario ScenarioEvaluator::with_plan(const models::ParallelPlan& plan) const {
+  Scenario s = scenario_;
+  s.plan = plan;
+  return s;
+}
+
 PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
   PlanScreen r;
-  const models::Workload workload = models::build_workload(
-      scenario_.model, plan, scenario_.training, system_.gpu, profile_.compute, scenario_.lowering);
-  const models::MemoryReport memory =
-      models::memory_report(workload, plan, scenario_.training, system_.gpu);
+  const PreparedPlan prepared = evaluator_.prepare(with_plan(plan));
+  if (prepared.problem) {
+    // The space only holds plans that divide; a disagreement is a bug in plan_rejection.
+    throw std::logic_error("plan search: a plan the space accepted does not divide: " +
+                           prepared.problem->reason);
+  }
+  const models::Workload& workload = prepared.workload;
+  const models::MemoryReport& memory = prepared.memory;
   r.memory_gib = memory.stages[static_cast<size_t>(memory.worst_stage)].total() / kGiB;
   r.capacity_gib = memory.capacity / kGiB;
   if (!memory.fits && !scenario_.ignore_memory) {
@@ -106,7 +114,7 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
       bound += chunk(v).forward.compute_seconds;
     for (int v = 0; v < tasks.back().chunk * pp + s; ++v)
       bound += backward(chunk(v));
-    bound += s == 0 ? stage.optimizer_seconds : workload.stages.front().optimizer_seconds;
+    bound += workload.stages.front().optimizer_seconds;
     r.lower_bound_s = std::max(r.lower_bound_s, bound);
   }
   // The simulation rounds every kernel to picoseconds.
@@ -119,28 +127,26 @@ PlanResult ScenarioEvaluator::evaluate(const models::ParallelPlan& plan,
   PlanResult r;
   r.plan = plan;
   r.backend = backend;
-  const models::Workload workload = models::build_workload(
-      scenario_.model, plan, scenario_.training, system_.gpu, profile_.compute, scenario_.lowering);
-  const models::MemoryReport memory =
-      models::memory_report(workload, plan, scenario_.training, system_.gpu);
-  r.memory_gib = memory.stages[static_cast<size_t>(memory.worst_stage)].total() / kGiB;
-  r.capacity_gib = memory.capacity / kGiB;
-  if (!memory.fits && !scenario_.ignore_memory) {
+  const PreparedPlan prepared = evaluator_.prepare(with_plan(plan));
+  const StepEvaluation e = evaluator_.evaluate(prepared, fidelity_of(backend));
+  if (!prepared.problem) {
+    const models::MemoryReport& memory = prepared.memory;
+    r.memory_gib = memory.stages[static_cast<size_t>(memory.worst_stage)].total() / kGiB;
+    r.capacity_gib = memory.capacity / kGiB;
+  }
+  if (!e.step) {
     r.rejected = Rejection::memory;
-    r.reason = memory.reason;
+    if (e.infeasible && e.infeasible->cause == Infeasible::Cause::plan) {
+      throw std::logic_error("plan search: a plan the space accepted does not divide: " +
+                             e.infeasible->reason);
+    }
+    r.reason = e.infeasible ? e.infeasible->reason : "";
     return r;
   }
-  models::StepOptions options = scenario_.simulation;
-  options.backend = backend;
-  options.trace = false;
-  const models::StepResult step =
-      models::simulate_step(system_, profile_.collective, workload, plan, options);
-  r.step_time_s = step.step_seconds;
-  const double gpus = plan.gpus();
-  r.tokens_per_s_per_gpu = workload.tokens_per_step / step.step_seconds / gpus;
-  const double peak = system_.gpu.peak_tflops(scenario_.training.precision);
-  if (peak > 0) r.mfu = workload.model_flops / step.step_seconds / gpus * 1e-12 / peak;
-  r.breakdown = step.stages[static_cast<size_t>(step.critical_stage)];
+  r.step_time_s = e.metrics.step_time_s;
+  r.tokens_per_s_per_gpu = e.metrics.tokens_per_s_per_gpu;
+  r.mfu = e.metrics.mfu;
+  r.breakdown = e.step->stages[static_cast<size_t>(e.step->critical_stage)];
   return r;
 }
 

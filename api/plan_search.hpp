@@ -12,11 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "api/evaluator.hpp"
 #include "api/plan_space.hpp"
 #include "api/scenario.hpp"
-#include "calibration/profile.hpp"
 #include "models/step_simulator.hpp"
-#include "models/system.hpp"
 
 namespace fabricsim::api {
 
@@ -53,8 +52,9 @@ struct PlanEvaluator {
   std::function<PlanResult(const models::ParallelPlan&, models::Backend)> evaluate;
 };
 
-/// The evaluator of a scenario: its system, topology and calibration profile resolved once;
-/// each call lowers the plan, checks memory and simulates one step.
+/// The search's view of an api::Evaluator (the cluster, topology, calibration profile and
+/// route caches resolved once): each call lowers one plan of the scenario, checks its memory
+/// and, for evaluate, simulates one step.
 class ScenarioEvaluator {
  public:
   explicit ScenarioEvaluator(const Scenario& scenario);
@@ -65,9 +65,10 @@ class ScenarioEvaluator {
   PlanEvaluator functions() const;
 
  private:
+  Scenario with_plan(const models::ParallelPlan& plan) const;
+
   Scenario scenario_;
-  models::System system_;
-  calibration::CalibrationProfile profile_;
+  Evaluator evaluator_;
 };
 
 struct SearchOptions {

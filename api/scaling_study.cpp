@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/evaluator.hpp"
 #include "api/scenario.hpp"
 #include "api/training_run.hpp"
 #include "sim/input_error.hpp"
@@ -49,15 +50,19 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
   if (gpus) {
     study.gpus.clear();
     for (const sim::JsonValue& g : gpus->as_array()) {
-      const int n = static_cast<int>(g.as_positive_int());
+      const int n = g.as_positive_int32();
+      if (n > topologies::kMaxGpus) g.fail(fmt::format("at most {} GPUs", topologies::kMaxGpus));
       if (!study.gpus.empty() && n <= study.gpus.back()) g.fail("GPU counts in ascending order");
       study.gpus.push_back(n);
     }
     if (study.gpus.empty()) gpus->fail("at least one GPU count");
   }
   if (max_gpus) {
-    const int n = static_cast<int>(max_gpus->as_positive_int());
+    const int n = max_gpus->as_positive_int32();
     if (n < 8) max_gpus->fail("at least 8 (the default counts start at 8)");
+    if (n > topologies::kMaxGpus) {
+      max_gpus->fail(fmt::format("at most {} GPUs", topologies::kMaxGpus));
+    }
     study.gpus = default_gpu_counts(n);
   }
   if (auto modes = r.optional("modes")) {
@@ -69,7 +74,7 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
     if (study.modes.empty()) modes->fail("at least one of weak, strong");
   }
   if (auto b = r.optional("strong_global_batch")) {
-    study.strong_global_batch = static_cast<int>(b->as_positive_int());
+    study.strong_global_batch = b->as_positive_int32();
   }
   r.finish();
   return study;
@@ -80,15 +85,14 @@ namespace {
 /// Seconds per step component of the critical stage, "other" (the remainder) last.
 using Components = std::vector<std::pair<std::string, double>>;
 
-Components components_of(const TrainingReport& report) {
-  const models::StepResult& step = *report.step;
+Components components_of(const models::StepResult& step) {
   const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
-  Components c = {{"compute", b.compute}, {"TP", b.exposed_tp},      {"CP", b.exposed_cp},
-                  {"EP", b.exposed_ep},   {"PP", b.exposed_pp},      {"bubble", b.bubble},
-                  {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
+  Components c;
   double sum = 0;
-  for (const auto& [name, v] : c)
-    sum += v;
+  for (const models::BreakdownComponent& part : models::kBreakdownComponents) {
+    c.emplace_back(std::string(part.label), b.*part.field);
+    sum += b.*part.field;
+  }
   c.emplace_back("other", step.step_seconds - sum);
   return c;
 }
@@ -140,37 +144,37 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
               row, fmt::format("tp x pp x cp = {} does not divide {} GPUs", model_parallel, n)));
           continue;
         }
-        nlohmann::json doc = scenario;
-        doc["system"]["preset"] = system;
-        doc["system"]["gpus"] = n;
-        doc["parallelism"].erase("dp");
-        doc["training"]["global_batch"] = row.global_batch;
-        TrainingReport report;
+        // The scenario at this system and size: its own fabric overrides on that preset (what
+        // cannot be built at this size makes the size infeasible), DP taking the rest.
+        Scenario variant = given;
         try {
-          report = run_training(read_scenario(sim::JsonDocument(doc, source).root()));
+          nlohmann::json doc = scenario;
+          doc["system"]["preset"] = system;
+          doc["system"]["gpus"] = n;
+          read_system(sim::JsonDocument(doc, source).root().as_object().required("system"),
+                      variant);
         } catch (const sim::InputError& e) {
-          // What depends on the size makes the size infeasible; anything else is the user's to
-          // fix and stops the study.
-          const std::string& path = e.path();
-          const bool size_dependent = path.starts_with("/parallelism") ||
-                                      path.starts_with("/system") ||
-                                      path.starts_with("/training/global_batch");
-          if (!size_dependent) throw;
           emit(infeasible_row(row, e.message()));
           continue;
         }
-        if (!report.step) {
-          emit(infeasible_row(row, report.memory.reason));
+        variant.plan.dp = row.dp;
+        variant.training.global_batch = row.global_batch;
+        const Evaluator evaluator(variant);
+        const PreparedPlan prepared = evaluator.prepare(variant);
+        const StepEvaluation e =
+            evaluator.evaluate(prepared, fidelity_of(variant.simulation.backend));
+        if (e.infeasible) {
+          emit(infeasible_row(row, e.infeasible->reason));
           continue;
         }
-        const TrainingMetrics& m = report.metrics;
+        const TrainingMetrics& m = e.metrics;
         row.feasible = true;
         row.step_time_s = m.step_time_s;
         row.tokens_per_s_per_gpu = m.tokens_per_s_per_gpu;
         row.model_tflops_per_gpu = m.model_tflops_per_gpu;
         row.mfu = m.mfu;
-        row.simulate_wall_s = report.simulate_wall_s;
-        const Components parts = components_of(report);
+        row.simulate_wall_s = e.simulate_wall_s;
+        const Components parts = components_of(*e.step);
         const double sequences_per_gpu = static_cast<double>(row.global_batch) / n;
         if (i == 0) {
           baseline = Baseline{sequences_per_gpu, m.tokens_per_s_per_gpu, parts};

@@ -33,61 +33,45 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
     }
     const std::string pointer = a.substr(0, eq);
     const std::string text = a.substr(eq + 1);
-    nlohmann::json value;
-    try {
-      value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-      value = text;  // a bare word such as dgx-h100 or "400 Gbps"
-    }
-    try {
-      doc[nlohmann::json::json_pointer(pointer)] = value;
-    } catch (const nlohmann::json::exception& e) {
-      throw sim::InputError(where, pointer, fmt::format("cannot set this field ({})", e.what()));
-    }
+    // Not JSON: a bare word such as dgx-h100 or "400 Gbps".
+    nlohmann::json value = sim::parse_json_value(text, where, pointer).value_or(text);
+    sim::set_at_pointer(doc, pointer, std::move(value), where);
   }
 }
 
 namespace {
 
 void read_nvlink(sim::ObjectReader& r, topologies::NvlinkDomainSpec& nv) {
-  if (auto v = r.optional("gpus_per_domain"))
-    nv.gpus_per_domain = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("gpus_per_board"))
-    nv.gpus_per_board = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("chip_ports")) nv.chip_ports = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("l1_up_ports"))
-    nv.l1_up_ports = static_cast<int>(v->as_non_negative_int());
-  if (auto v = r.optional("l2_chip_ports"))
-    nv.l2_chip_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("gpus_per_domain")) nv.gpus_per_domain = v->as_positive_int32();
+  if (auto v = r.optional("gpus_per_board")) nv.gpus_per_board = v->as_positive_int32();
+  if (auto v = r.optional("chip_ports")) nv.chip_ports = v->as_positive_int32();
+  if (auto v = r.optional("l1_up_ports")) nv.l1_up_ports = v->as_non_negative_int32();
+  if (auto v = r.optional("l2_chip_ports")) nv.l2_chip_ports = v->as_non_negative_int32();
   if (auto v = r.optional("link_bandwidth")) nv.link_bandwidth = v->as_bandwidth();
   if (auto v = r.optional("nvls")) nv.nvls = v->as_bool();
   r.finish();
 }
 
 void read_fabric(sim::ObjectReader& r, topologies::ScaleOutSpec& so) {
-  if (auto v = r.optional("nics_per_server"))
-    so.nics_per_server = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("nics_per_server")) so.nics_per_server = v->as_positive_int32();
   if (auto v = r.optional("nic_bandwidth")) {
     so.nic_bandwidth = v->as_bandwidth();
     so.leaf_up_bandwidth = so.nic_bandwidth;
   }
   if (auto v = r.optional("rail_optimized")) so.rail_optimized = v->as_bool();
   if (auto v = r.optional("plane_per_rail")) so.plane_per_rail = v->as_bool();
-  if (auto v = r.optional("leaf_down_ports"))
-    so.leaf_down_ports = static_cast<int>(v->as_positive_int());
-  if (auto v = r.optional("leaf_up_ports"))
-    so.leaf_up_ports = static_cast<int>(v->as_non_negative_int());
+  if (auto v = r.optional("leaf_down_ports")) so.leaf_down_ports = v->as_positive_int32();
+  if (auto v = r.optional("leaf_up_ports")) so.leaf_up_ports = v->as_non_negative_int32();
   if (auto v = r.optional("leaf_up_bandwidth")) so.leaf_up_bandwidth = v->as_bandwidth();
-  if (auto v = r.optional("radix")) so.radix = static_cast<int>(v->as_positive_int());
+  if (auto v = r.optional("radix")) so.radix = v->as_positive_int32();
   if (auto v = r.optional("collnet")) so.collnet = v->as_bool();
   if (auto v = r.optional("tiers")) {
     so.upper_tiers.clear();
     for (const sim::JsonValue& t : v->as_array()) {
       sim::ObjectReader tr = t.as_object();
       topologies::ClosTier tier;
-      tier.ports = static_cast<int>(tr.required("ports").as_positive_int());
-      tier.up_ports = static_cast<int>(
-          tr.optional("up_ports") ? tr.required("up_ports").as_non_negative_int() : 0);
+      tier.ports = tr.required("ports").as_positive_int32();
+      tier.up_ports = tr.optional("up_ports") ? tr.required("up_ports").as_non_negative_int32() : 0;
       tier.up_bandwidth = tr.optional("up_bandwidth") ? tr.required("up_bandwidth").as_bandwidth()
                                                       : so.leaf_up_bandwidth;
       tr.finish();
@@ -106,6 +90,44 @@ models::Recompute read_recompute(const sim::JsonValue& v) {
 
 }  // namespace
 
+void read_system(const sim::JsonValue& sys, Scenario& sc) {
+  sim::ObjectReader r = sys.as_object();
+  const sim::JsonValue preset = r.required("preset");
+  sc.system = preset.as_string();
+  const topologies::SystemPreset* p = topologies::find_system(sc.system);
+  if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+  sc.gpus = r.required("gpus").as_positive_int32();
+  sc.cluster = p->make(sc.gpus);
+  if (auto routing = r.optional("routing")) {
+    if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
+      routing->fail("one of ecmp, spray, rail_aware, shortest");
+    }
+  }
+  if (auto nv = r.optional("nvlink")) {
+    if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
+    sim::ObjectReader nr = nv->as_object();
+    read_nvlink(nr, *sc.cluster.nvlink);
+  }
+  if (auto fabric = r.optional("fabric")) {
+    if (!sc.cluster.scale_out)
+      fabric->fail_message("this system has no scale-out fabric to change");
+    sim::ObjectReader fr = fabric->as_object();
+    read_fabric(fr, *sc.cluster.scale_out);
+  }
+  r.finish();
+  try {
+    // Built here to reject impossible fabrics with the location, and kept for the evaluator.
+    sc.topology =
+        std::make_shared<const topologies::Topology>(topologies::build_cluster(sc.cluster));
+  } catch (const topologies::SpecError& e) {
+    const std::string field = e.field() == "gpus" ? "/system/gpus" : "/system";
+    throw sim::InputError(sys.file(), field,
+                          e.field().empty() || e.field() == "gpus"
+                              ? std::string(e.what())
+                              : fmt::format("{} ({})", e.what(), e.field()));
+  }
+}
+
 Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   Scenario sc;
   sc.source = root.file();
@@ -113,43 +135,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   top.ignore("comment");
   top.ignore("scale");  // the scaling study's section, read by read_scaling_study
 
-  // System.
-  {
-    const sim::JsonValue sys = top.required("system");
-    sim::ObjectReader r = sys.as_object();
-    const sim::JsonValue preset = r.required("preset");
-    sc.system = preset.as_string();
-    const topologies::SystemPreset* p = topologies::find_system(sc.system);
-    if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
-    sc.gpus = static_cast<int>(r.required("gpus").as_positive_int());
-    sc.cluster = p->make(sc.gpus);
-    if (auto routing = r.optional("routing")) {
-      if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
-        routing->fail("one of ecmp, spray, rail_aware, shortest");
-      }
-    }
-    if (auto nv = r.optional("nvlink")) {
-      if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
-      sim::ObjectReader nr = nv->as_object();
-      read_nvlink(nr, *sc.cluster.nvlink);
-    }
-    if (auto fabric = r.optional("fabric")) {
-      if (!sc.cluster.scale_out)
-        fabric->fail_message("this system has no scale-out fabric to change");
-      sim::ObjectReader fr = fabric->as_object();
-      read_fabric(fr, *sc.cluster.scale_out);
-    }
-    r.finish();
-    try {
-      topologies::build_cluster(sc.cluster);  // reject impossible fabrics here, with the location
-    } catch (const topologies::SpecError& e) {
-      const std::string field = e.field() == "gpus" ? "/system/gpus" : "/system";
-      throw sim::InputError(root.file(), field,
-                            e.field().empty() || e.field() == "gpus"
-                                ? std::string(e.what())
-                                : fmt::format("{} ({})", e.what(), e.field()));
-    }
-  }
+  read_system(top.required("system"), sc);
 
   // Model.
   sc.model = models::read_model(top.required("model"));
@@ -169,12 +155,15 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
           sc.training.precision == topologies::Precision::tf32) {
         p->fail("one of bf16, fp16, fp8, mxfp8, nvfp4");
       }
+      const topologies::GpuSpec* gpu =
+          topologies::find_gpu(topologies::find_system(sc.system)->gpu);
+      if (gpu->peak_tflops(sc.training.precision) <= 0) {
+        p->fail(fmt::format("a precision the {} has tensor cores for", gpu->id));
+      }
     }
-    sc.training.global_batch = static_cast<int>(r.required("global_batch").as_positive_int());
-    if (auto v = r.optional("seq_len"))
-      sc.training.seq_len = static_cast<int>(v->as_positive_int());
-    if (auto v = r.optional("lora_rank"))
-      sc.training.lora_rank = static_cast<int>(v->as_positive_int());
+    sc.training.global_batch = r.required("global_batch").as_positive_int32();
+    if (auto v = r.optional("seq_len")) sc.training.seq_len = v->as_positive_int32();
+    if (auto v = r.optional("lora_rank")) sc.training.lora_rank = v->as_positive_int32();
     if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
     if (auto v = r.optional("attention_kernel")) {
@@ -183,7 +172,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (auto v = r.optional("tokens_to_train"))
       sc.training.tokens_to_train = v->as_positive_number();
     if (auto v = r.optional("sft_document_tokens")) {
-      sc.lowering.sft_document_tokens = static_cast<int>(v->as_positive_int());
+      sc.lowering.sft_document_tokens = v->as_positive_int32();
     }
     r.finish();
   }
@@ -195,7 +184,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     models::ParallelPlan& p = sc.plan;
     auto size = [&](const char* key, int fallback) {
       auto v = r.optional(key);
-      return v ? static_cast<int>(v->as_positive_int()) : fallback;
+      return v ? v->as_positive_int32() : fallback;
     };
     p.tp = size("tp", 1);
     p.pp = size("pp", 1);
@@ -204,7 +193,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     p.vp = size("vp", 1);
     p.micro_batch = size("micro_batch", 1);
     if (auto dp = r.optional("dp")) {
-      p.dp = static_cast<int>(dp->as_positive_int());
+      p.dp = dp->as_positive_int32();
     } else {
       const int rest = p.tp * p.pp * p.cp;
       if (sc.gpus % rest != 0) {
@@ -215,7 +204,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     }
     if (auto v = r.optional("sequence_parallel")) p.sequence_parallel = v->as_bool();
     if (auto v = r.optional("zero")) {
-      p.zero = static_cast<int>(v->as_non_negative_int());
+      p.zero = v->as_non_negative_int32();
       if (p.zero > 3) v->fail("a ZeRO stage 0..3");
     }
     if (auto v = r.optional("recompute")) p.recompute = read_recompute(*v);
@@ -245,9 +234,17 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     }
     if (auto v = r.optional("full_ranks")) sc.simulation.full_ranks = v->as_bool();
     if (auto v = r.optional("pp_all_instances")) sc.simulation.pp_all_instances = v->as_bool();
+    if (auto v = r.optional("collnet")) {
+      sc.simulation.collnet = v->as_bool();
+      if (sc.simulation.collnet && !(sc.cluster.scale_out && sc.cluster.scale_out->collnet)) {
+        v->fail_message(
+            "this system's fabric has no in-network reduction (SHARP); see system.fabric.collnet");
+      }
+    }
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
+  read_operations(top, sc.operations);
   top.finish();
   return sc;
 }
@@ -276,7 +273,7 @@ nlohmann::json scenario_summary_json(const Scenario& s) {
            {{"task", std::string(models::to_string(s.training.task))},
             {"precision", std::string(topologies::to_string(s.training.precision))},
             {"global_batch", s.training.global_batch},
-            {"seq_len", s.training.seq_len > 0 ? s.training.seq_len : s.model.seq_len}}},
+            {"seq_len", models::sequence_length(s.training, s.model)}}},
           {"backend", std::string(models::to_string(s.simulation.backend))},
           {"routing", std::string(topologies::to_string(s.simulation.routing))}};
 }

@@ -4,11 +4,13 @@
 // Every field can also be set from the command line with `--set /json/pointer=value`; the format
 // is documented in docs/formats.md.
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "api/operations_scenario.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/step_simulator.hpp"
 #include "models/transformer.hpp"
@@ -23,6 +25,8 @@ struct Scenario {
   std::string system = "dgx-h100";
   int gpus = 8;
   topologies::ClusterSpec cluster;  ///< the preset's spec with the overrides applied
+  /// The topology of `cluster`, built once by the reader (whoever changes `cluster` resets it).
+  std::shared_ptr<const topologies::Topology> topology;
   models::TransformerConfig model;
   models::ParallelPlan plan;
   models::TrainingConfig training;
@@ -30,6 +34,7 @@ struct Scenario {
   models::StepOptions simulation;
   models::LoweringOptions lowering;
   bool ignore_memory = false;
+  OperationsSpec operations;  ///< reliability, checkpoint and storage (api/operations_scenario)
 };
 
 /// The embedded default scenario: Llama 3 8B pre-training at sequence length 8192 with NeMo's
@@ -47,6 +52,10 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
 /// rejected with the reason, unless `check_plan` is false: the plan searches only take the
 /// scenario's plan as the base for the choices they do not make).
 Scenario read_scenario(const sim::JsonValue& root, bool check_plan = true);
+
+/// Reads a scenario's "system" section into `scenario`: preset, GPU count, routing, NVLink and
+/// fabric overrides, and the topology they build (what a scaling study re-reads per size).
+void read_system(const sim::JsonValue& system, Scenario& scenario);
 
 nlohmann::json scenario_summary_json(const Scenario& s);
 

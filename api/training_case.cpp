@@ -18,6 +18,29 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   // is the gated SwiGLU of Llama-style models (ffn ~ 8h/3).
   const int ffn = m.ffn.value_or(4 * m.hidden);
   model["mlp"] = ffn == 4 * m.hidden ? "gelu" : "swiglu";
+  if (m.mla) {
+    // MLA has no separate key/value heads: every query head has its own compressed k/v.
+    model["kv_heads"] = m.heads;
+    model["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                    {"kv_lora_rank", m.mla->kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                    {"v_head_dim", m.mla->v_head_dim}};
+  }
+  if (m.moe) {
+    // Unstated MoE fields (README: one documented default): no shared experts, no leading dense
+    // layers, every layer MoE; a shared expert of unstated width is as wide as a routed one.
+    const calibration::CaseMoe& e = *m.moe;
+    nlohmann::json moe = {{"experts", e.experts.value_or(0)},
+                          {"top_k", e.top_k.value_or(0)},
+                          {"expert_ffn", e.expert_ffn.value_or(ffn)},
+                          {"shared_experts", e.shared_experts.value_or(0)},
+                          {"dense_layers", e.dense_layers.value_or(0)},
+                          {"moe_layer_freq", e.moe_layer_freq.value_or(1)}};
+    if (e.shared_experts.value_or(0) > 0)
+      moe["shared_expert_ffn"] = e.shared_expert_ffn.value_or(e.expert_ffn.value_or(ffn));
+    model["moe"] = std::move(moe);
+  }
   const int tp = p.tp.value_or(1);
   const int pp = p.pp.value_or(1);
   const int cp = p.cp.value_or(1);
@@ -34,7 +57,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
                                 {"micro_batch", mb},
                                 {"sequence_parallel", p.sequence_parallel.value_or(tp > 1)},
                                 {"zero", p.fsdp.value_or(false) ? 3 : p.zero.value_or(1)},
-                                {"recompute", p.recompute.value_or("selective")}};
+                                {"recompute", p.recompute.value_or("selective")},
+                                // Layers that do not divide into pp x vp stages: Megatron-Core
+                                // and NeMo give the first and last stages fewer layers (they
+                                // also hold the embedding and the loss; Megatron's
+                                // account_for_embedding/loss_in_pipeline_split).
+                                {"balanced_pipeline", true}};
   nlohmann::json training = {{"task", c.task.value_or("pretrain")},
                              {"precision", c.precision.value_or("bf16")},
                              {"global_batch", gbs}};

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
+#include "api/evaluator.hpp"
 #include "calibration/profile.hpp"
 #include "models/system.hpp"
 
@@ -12,7 +11,7 @@ namespace fabricsim::api {
 double recompute_flops(const models::TransformerConfig& model_in, const models::ParallelPlan& plan,
                        const models::TrainingConfig& training, int attention_span) {
   models::TransformerConfig model = model_in;
-  if (training.seq_len > 0) model.seq_len = training.seq_len;
+  model.seq_len = models::sequence_length(training, model_in);
   models::FlopsPerToken f = models::flops_per_token(model);
   f.attention_scores *= static_cast<double>(attention_span) / model.seq_len;
   const double tokens = static_cast<double>(training.global_batch) * model.seq_len;
@@ -43,63 +42,27 @@ models::Workload scenario_workload(const Scenario& s,
 }
 
 TrainingReport run_training(const Scenario& s) {
-  TrainingReport report;
-  report.scenario = s;
-  const topologies::GpuSpec& gpu = scenario_gpu(s);
-  const models::System system =
-      models::make_system(s.cluster, gpu, topologies::find_system(s.system)->cpu);
-  const calibration::CalibrationProfile profile = scenario_profile(s);
-  report.calibration_source =
-      s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
-  report.workload = scenario_workload(s, profile);
-  report.memory = models::memory_report(report.workload, s.plan, s.training, gpu);
-  if (!report.memory.fits && !s.ignore_memory) return report;
-  const auto start = std::chrono::steady_clock::now();
-  report.step =
-      models::simulate_step(system, profile.collective, report.workload, s.plan, s.simulation);
-  report.simulate_wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  TrainingMetrics& m = report.metrics;
-  m.step_time_s = report.step->step_seconds;
-  const double gpus = s.gpus;
-  m.tokens_per_s = report.workload.tokens_per_step / m.step_time_s;
-  m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
-  m.model_tflops_per_gpu = report.workload.model_flops / m.step_time_s / gpus * 1e-12;
-  const int seq = s.training.seq_len > 0 ? s.training.seq_len : s.model.seq_len;
-  const int span = s.training.task == models::TrainingTask::sft
-                       ? std::min(seq, s.lowering.sft_document_tokens)
-                       : seq;
-  m.hw_tflops_per_gpu =
-      (report.workload.model_flops + recompute_flops(s.model, s.plan, s.training, span)) /
-      m.step_time_s / gpus * 1e-12;
-  m.peak_tflops = gpu.peak_tflops(s.training.precision);
-  if (m.peak_tflops > 0) {
-    m.mfu = m.model_tflops_per_gpu / m.peak_tflops;
-    m.hfu = m.hw_tflops_per_gpu / m.peak_tflops;
-  }
-  if (s.training.tokens_to_train > 0) {
-    m.time_to_train_days = s.training.tokens_to_train / m.tokens_per_s / 86400.0;
-  }
-  return report;
+  return Evaluator(s).evaluate(s, fidelity_of(s.simulation.backend));
 }
 
 namespace {
 
 nlohmann::json breakdown_json(const models::StageBreakdown& b) {
-  return {{"compute_s", b.compute},
-          {"exposed_tp_s", b.exposed_tp},
-          {"exposed_cp_s", b.exposed_cp},
-          {"exposed_ep_s", b.exposed_ep},
-          {"exposed_pp_s", b.exposed_pp},
-          {"bubble_s", b.bubble},
-          {"exposed_dp_s", b.exposed_dp},
-          {"optimizer_s", b.optimizer},
-          {"end_s", b.end}};
+  nlohmann::json j;
+  for (const models::BreakdownComponent& c : models::kBreakdownComponents)
+    j[std::string(c.key) + "_s"] = b.*c.field;
+  j["end_s"] = b.end;
+  return j;
 }
 
 }  // namespace
 
 nlohmann::json report_to_json(const TrainingReport& r) {
+  if (r.infeasible && r.infeasible->cause == Infeasible::Cause::plan) {
+    return {{"scenario", scenario_summary_json(r.scenario)},
+            {"feasible", false},
+            {"infeasible", {{"field", r.infeasible->field}, {"reason", r.infeasible->reason}}}};
+  }
   nlohmann::json j = {{"scenario", scenario_summary_json(r.scenario)},
                       {"calibration", r.calibration_source},
                       {"memory", models::memory_to_json(r.memory)},
@@ -125,6 +88,8 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   if (m.time_to_train_days > 0) j["time_to_train_days"] = m.time_to_train_days;
   j["critical_stage"] = r.step->critical_stage;
   j["breakdown"] = breakdown_json(r.step->stages[static_cast<size_t>(r.step->critical_stage)]);
+  j["op_classes"] =
+      models::op_class_json(models::op_class_seconds(r.workload, r.step->critical_stage));
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& b : r.step->stages)
     stages.push_back(breakdown_json(b));
@@ -154,6 +119,9 @@ std::string report_to_text(const TrainingReport& r) {
       p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
       models::to_string(p.recompute), models::to_string(s.simulation.backend));
   out += fmt::format("calibration: {}\n", r.calibration_source);
+  if (r.infeasible && r.infeasible->cause == Infeasible::Cause::plan) {
+    return out + fmt::format("infeasible: {} ({})\n", r.infeasible->reason, r.infeasible->field);
+  }
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const auto& worst = r.memory.stages[static_cast<size_t>(r.memory.worst_stage)];
   out += fmt::format(
@@ -180,14 +148,9 @@ std::string report_to_text(const TrainingReport& r) {
   }
   const auto& b = r.step->stages[static_cast<size_t>(r.step->critical_stage)];
   out += fmt::format("breakdown (stage {}): compute {:.4f} s", r.step->critical_stage, b.compute);
-  for (auto [name, v] : {std::pair{"TP", b.exposed_tp},
-                         {"CP", b.exposed_cp},
-                         {"EP", b.exposed_ep},
-                         {"PP", b.exposed_pp},
-                         {"DP", b.exposed_dp},
-                         {"bubble", b.bubble},
-                         {"optimizer", b.optimizer}}) {
-    if (v > 0) out += fmt::format(", {} {:.4f}", name, v);
+  for (const models::BreakdownComponent& c : models::kBreakdownComponents) {
+    if (c.field != &models::StageBreakdown::compute && b.*c.field > 0)
+      out += fmt::format(", {} {:.4f}", c.label, b.*c.field);
   }
   out += "\n";
   if (!r.step->busiest_links.empty()) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "api/infeasible.hpp"
 #include "api/scenario.hpp"
 #include "calibration/profile.hpp"
 #include "models/memory_model.hpp"
@@ -31,6 +32,9 @@ struct TrainingReport {
   std::string calibration_source;
   models::Workload workload;
   models::MemoryReport memory;
+  /// Why the plan cannot run: it does not divide (then nothing but the scenario is set), or it
+  /// does not fit (the step is still simulated when the scenario ignores memory).
+  std::optional<Infeasible> infeasible;
   std::optional<models::StepResult> step;  ///< absent when infeasible (and not ignored)
   TrainingMetrics metrics;
   double simulate_wall_s = 0;
@@ -43,6 +47,7 @@ calibration::CalibrationProfile scenario_profile(const Scenario& scenario);
 models::Workload scenario_workload(const Scenario& scenario,
                                    const calibration::CalibrationProfile& profile);
 
+/// Evaluates a scenario on its own cluster at its backend's fidelity (api::Evaluator, once).
 TrainingReport run_training(const Scenario& scenario);
 /// Recomputation FLOPs per step (Megatron's hardware-FLOP convention) for a workload.
 double recompute_flops(const models::TransformerConfig& model, const models::ParallelPlan& plan,

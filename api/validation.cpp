@@ -18,6 +18,7 @@
 #include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/moe_alltoall.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/router.hpp"
@@ -137,9 +138,71 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
   report.rows.push_back(std::move(row));
 }
 
+/// A DeepEP dispatch/combine case: the MoE all-to-all model on the case's system. DeepEP's
+/// benchmarks route DeepSeek-V3's 256 experts (tests/legacy/test_*.py defaults) on 24 SMs.
+void validate_moe(const calibration::Case& c, const ValidationOptions& options, SystemCache& cache,
+                  HeldOutFits* held_out, ValidationReport& report) {
+  const calibration::CaseCollective& coll = *c.collective;
+  if (!coll.moe_payload) {
+    report.skipped.push_back({c.id, "a MoE dispatch/combine case needs collective.moe_payload"});
+    return;
+  }
+  const calibration::CaseMoePayload& payload = *coll.moe_payload;
+  const auto kernel = models::parse_moe_kernel(payload.kernel);
+  if (!kernel) {
+    report.skipped.push_back(
+        {c.id, fmt::format("MoE kernel '{}' is not modelled", payload.kernel)});
+    return;
+  }
+  const std::string dtype = c.precision.value_or("bf16");
+  if (dtype != "fp8" && dtype != "bf16" && dtype != "fp16") {
+    report.skipped.push_back({c.id, fmt::format("MoE payload dtype '{}' is not modelled", dtype)});
+    return;
+  }
+  SystemCache::Entry& entry = cache.get(c.system, c.gpus);
+  const models::CollectiveProfile profile =
+      held_out != nullptr
+          ? held_out->collective(c, entry.system)
+          : calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
+                .collective;
+  const models::GroupLayout group =
+      models::make_group_layout(*entry.system.topology, models::first_ranks(c.gpus));
+  models::MoeAlltoallRequest request;
+  request.kernel = *kernel;
+  request.direction =
+      coll.op == "moe_dispatch" ? models::MoeDirection::dispatch : models::MoeDirection::combine;
+  request.ranks = group.size();
+  request.ranks_per_node = group.ppn;
+  request.tokens_per_rank = payload.tokens_per_rank;
+  request.hidden = payload.hidden;
+  request.top_k = payload.top_k;
+  request.topk_groups = payload.topk_groups;
+  request.fp8 = dtype == "fp8";
+  const models::MoeAlltoallResult r = models::moe_alltoall(
+      request, models::moe_link_rates(entry.system, group), models::moe_kernel_profile(profile));
+  const std::string detail =
+      fmt::format("{} {}, bound by {}, {:.2f} nodes / {:.2f} ranks per token", payload.kernel,
+                  coll.op, r.binding, r.distinct_nodes, r.distinct_ranks);
+  bool any = false;
+  auto add = [&](const char* metric, double predicted, double measured) {
+    report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, measured,
+                           (predicted - measured) / measured, detail});
+    any = true;
+  };
+  if (c.measured.bottleneck_bw_GBps) {
+    add("bottleneck_bw_GBps", r.bottleneck_bw_GBps, *c.measured.bottleneck_bw_GBps);
+  }
+  if (c.measured.latency_us) add("latency_us", r.seconds * 1e6, *c.measured.latency_us);
+  if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
+}
+
 void validate_collective(const calibration::Case& c, const ValidationOptions& options,
                          SystemCache& cache, HeldOutFits* held_out, ValidationReport& report) {
   const calibration::CaseCollective& coll = *c.collective;
+  if (coll.op == "moe_dispatch" || coll.op == "moe_combine") {
+    validate_moe(c, options, cache, held_out, report);
+    return;
+  }
   const auto op = models::parse_collective_op(coll.op);
   if (!op) {
     report.skipped.push_back({c.id, fmt::format("collective op '{}' is not modelled", coll.op)});

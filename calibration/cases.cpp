@@ -139,15 +139,11 @@ constexpr std::array<CurveMetric, 3> kCurveMetrics = {{
 }};
 
 int as_count(const JsonValue& v) {
-  const int64_t x = v.as_positive_int();
-  if (x > INT_MAX) v.fail("a positive integer below 2^31");
-  return static_cast<int>(x);
+  return v.as_positive_int32();
 }
 
 int as_count_or_zero(const JsonValue& v) {
-  const int64_t x = v.as_non_negative_int();
-  if (x > INT_MAX) v.fail("a non-negative integer below 2^31");
-  return static_cast<int>(x);
+  return v.as_non_negative_int32();
 }
 
 std::optional<std::string> opt_text(ObjectReader& r, std::string_view key) {

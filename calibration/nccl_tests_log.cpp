@@ -152,7 +152,9 @@ class LogParser {
         line.find("NCCL WARN") != std::string_view::npos) {
       return;
     }
-    if (layout_ && std::isdigit(static_cast<unsigned char>(trimmed.front()))) {
+    // A signed number is a row too, so that a negative size is an error, not a skipped line.
+    const bool sign = trimmed.size() > 1 && (trimmed[0] == '-' || trimmed[0] == '+');
+    if (layout_ && std::isdigit(static_cast<unsigned char>(trimmed[sign ? 1 : 0]))) {
       parse_row(trimmed, number);
     }
   }

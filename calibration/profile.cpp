@@ -26,7 +26,7 @@ nlohmann::json quality_to_json(const FitQuality& q) {
 FitQuality quality_from_json(const sim::JsonValue& v) {
   sim::ObjectReader r = v.as_object();
   FitQuality q;
-  q.points = static_cast<int>(r.required("points").as_non_negative_int());
+  q.points = r.required("points").as_non_negative_int32();
   q.r2 = r.required("r2").as_number();
   q.median_rel_error = r.required("median_rel_error").as_number();
   q.max_rel_error = r.required("max_rel_error").as_number();
@@ -98,6 +98,20 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
           {"notes", p.notes}};
 }
 
+namespace {
+
+// Efficiencies divide rates: 0 would mean "never", and anything below 1% is a typo (the built-in
+// profiles are all above 40%) that would saturate the simulator's clock.
+constexpr double kMinEfficiency = 0.01;
+
+double as_efficiency(const sim::JsonValue& v) {
+  const double x = v.as_number();
+  if (!(x >= kMinEfficiency && x <= 1)) v.fail("an efficiency between 0.01 and 1");
+  return x;
+}
+
+}  // namespace
+
 CalibrationProfile profile_from_json(const sim::JsonValue& root) {
   sim::ObjectReader top = root.as_object();
   const sim::JsonValue format = top.required("format");
@@ -121,26 +135,25 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
       if (!v) continue;
       sim::ObjectReader g = v->as_object();
       models::GemmParams& params = p.compute.gemm[i];
-      params.max_efficiency = g.required("max_efficiency").as_fraction();
-      if (params.max_efficiency <= 0) g.required("max_efficiency").fail("a positive fraction");
+      params.max_efficiency = as_efficiency(g.required("max_efficiency"));
       params.k_half = g.required("k_half").as_number();
       if (params.k_half < 0) g.required("k_half").fail("a non-negative number");
-      params.tile_m = static_cast<int>(g.required("tile_m").as_positive_int());
-      params.tile_n = static_cast<int>(g.required("tile_n").as_positive_int());
+      params.tile_m = g.required("tile_m").as_positive_int32();
+      params.tile_n = g.required("tile_n").as_positive_int32();
       params.launch = g.required("launch").as_time_or_zero();
       params.fitted = g.required("fitted").as_bool();
       g.finish();
     }
     gemm.finish();
     p.compute.attention_forward_efficiency =
-        c.required("attention_forward_efficiency").as_fraction();
+        as_efficiency(c.required("attention_forward_efficiency"));
     p.compute.attention_backward_efficiency =
-        c.required("attention_backward_efficiency").as_fraction();
+        as_efficiency(c.required("attention_backward_efficiency"));
     p.compute.attention_span_half = c.required("attention_span_half").as_number();
     if (p.compute.attention_span_half < 0)
       c.required("attention_span_half").fail("a non-negative number");
     p.compute.kernel_gap = c.required("kernel_gap").as_time_or_zero();
-    p.compute.memory_efficiency = c.required("memory_efficiency").as_fraction();
+    p.compute.memory_efficiency = as_efficiency(c.required("memory_efficiency"));
     p.compute.kernel_launch = c.required("kernel_launch").as_time_or_zero();
     p.compute.comm_sm_contention = c.required("comm_sm_contention").as_number();
     p.compute.source = c.required("source").as_string();
@@ -148,12 +161,7 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
   }
   {
     sim::ObjectReader k = top.required("collective").as_object();
-    auto efficiency = [&](const char* key) {
-      const sim::JsonValue v = k.required(key);
-      const double x = v.as_fraction();
-      if (x <= 0) v.fail("a fraction in (0, 1]");
-      return x;
-    };
+    auto efficiency = [&](const char* key) { return as_efficiency(k.required(key)); };
     p.collective.nvlink_efficiency = efficiency("nvlink_efficiency");
     p.collective.network_efficiency = efficiency("network_efficiency");
     p.collective.pcie_efficiency = efficiency("pcie_efficiency");
@@ -165,7 +173,7 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
     p.collective.launch_overhead = k.required("launch_overhead").as_time_or_zero();
     p.collective.p2p_latency_intra = k.required("p2p_latency_intra").as_time_or_zero();
     p.collective.p2p_latency_inter = k.required("p2p_latency_inter").as_time_or_zero();
-    p.collective.channels = static_cast<int>(k.required("channels").as_positive_int());
+    p.collective.channels = k.required("channels").as_positive_int32();
     if (p.collective.channels < 2) k.required("channels").fail("at least 2 channels");
     p.collective.source = k.required("source").as_string();
     k.finish();

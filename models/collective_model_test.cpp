@@ -46,7 +46,8 @@ TEST_CASE("ring all-reduce in one NVSwitch domain has the closed form", "[collec
 }
 
 TEST_CASE("NVLS all-reduce moves S(1+1/n) each way per GPU", "[collective]") {
-  // busbw = 2(n-1)/n x S / t with t = S (1 + 1/n) / (B_link x eff_nvls): 2(n-1)/(n+1) x B.
+  // busbw = 2(n-1)/n x S / t with t = S (1 + 1/n) / (B_link x eff_nvls): 2(n-1)/(n+1) x B,
+  // plus one pipeline loop (16 channels x 8 heads x 128 KiB) at NCCL's modelled NVLS algbw.
   const System h100 = make_system("dgx-h100", 8);
   const double size = 8.0 * (1 << 30);
   const auto r = run(h100, CollectiveOp::all_reduce, size, 8, Algorithm::nvls, Protocol::simple);
@@ -54,7 +55,31 @@ TEST_CASE("NVLS all-reduce moves S(1+1/n) each way per GPU", "[collective]") {
   const double data_s = size * (1 + 1.0 / 8) / b_nvls;
   const double lat_us =
       latency_us(h100, CollectiveOp::all_reduce, size, 8, Algorithm::nvls, Protocol::simple);
-  CHECK(r.time.us() == Approx(lat_us + data_s * 1e6).epsilon(1e-9));
+  const CollectiveProfile profile = default_collective_profile(h100.gpu);
+  const NcclCommShape shape =
+      comm_shape(h100, profile, make_group_layout(*h100.topology, first_ranks(8)), false);
+  const auto nccl =
+      NcclTuner::estimate(CollectiveOp::all_reduce, size, Algorithm::nvls, Protocol::simple, shape);
+  REQUIRE(nccl);
+  const double loop = 16.0 * 8 * 128 * 1024;
+  CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, size, shape) == loop);
+  const double fill_s = loop / (nccl->algbw_GBps * 1e9);
+  CHECK(r.time.us() == Approx(lat_us + (data_s + fill_s) * 1e6).epsilon(1e-9));
+}
+
+TEST_CASE("NVLS chunks shrink with the message like NCCL's enqueue", "[collective]") {
+  const System h100 = make_system("dgx-h100", 8);
+  const NcclCommShape shape = comm_shape(h100, default_collective_profile(h100.gpu),
+                                         make_group_layout(*h100.topology, first_ranks(8)), false);
+  const double ops = 16.0 * 8;  // channels x heads
+  CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, 2e9, shape) == ops * 131072);
+  CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, 256e6, shape) == ops * 65536);
+  CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, 32e6, shape) == ops * 32768);
+  CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, 1e6, shape) == ops * 16384);
+  const System nvl72 = make_system("gb200-nvl72", 72);
+  CHECK(NcclTuner::nvls_channels(comm_shape(nvl72, default_collective_profile(nvl72.gpu),
+                                            make_group_layout(*nvl72.topology, first_ranks(72)),
+                                            false)) == 24);
 }
 
 TEST_CASE("flow and analytical backends agree where nothing contends",

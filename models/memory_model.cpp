@@ -21,7 +21,7 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
   const auto schedule = pipeline_schedule(plan.pp, plan.vp, w.microbatches);
   const bool lora = training.task == TrainingTask::lora;
   const double dp = plan.dp;
-  const double edp = static_cast<double>(plan.tp) * plan.cp * plan.dp / plan.ep;
+  const double edp = plan.expert_dp();
   const bool low_precision = training.precision == topologies::Precision::fp8 ||
                              training.precision == topologies::Precision::mxfp8 ||
                              training.precision == topologies::Precision::nvfp4;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "models/model_presets.hpp"
@@ -22,16 +23,11 @@ struct ModelProblem {
   std::string message;
 };
 
-int fit_int(const JsonValue& v, int64_t value) {
-  if (value > std::numeric_limits<int>::max()) v.fail("an integer below 2^31");
-  return static_cast<int>(value);
-}
-
 int positive_int(const JsonValue& v) {
-  return fit_int(v, v.as_positive_int());
+  return v.as_positive_int32();
 }
 int non_negative_int(const JsonValue& v) {
-  return fit_int(v, v.as_non_negative_int());
+  return v.as_non_negative_int32();
 }
 
 /// Reads `key` into `field` when present; when absent, a required key is an error and an optional
@@ -143,6 +139,19 @@ std::optional<ModelProblem> find_problem(const TransformerConfig& c) {
   };
   for (const auto& [field, value] : sizes) {
     if (auto p = positive(field, value)) return p;
+  }
+  // Bounds far above any published model, so that sizes stay in range of the int arithmetic of
+  // the workload and a typo cannot ask for a million-layer graph (docs/formats.md).
+  const std::tuple<const char*, int, int> limits[] = {
+      {"layers", c.layers, 10'000},      {"hidden", c.hidden, 1 << 20},
+      {"ffn", c.ffn, 1 << 22},           {"heads", c.heads, 1 << 16},
+      {"kv_heads", c.kv_heads, 1 << 16}, {"head_dim", c.head_dim, 1 << 16},
+      {"vocab", c.vocab, 1 << 24},       {"seq_len", c.seq_len, 1 << 24},
+  };
+  for (const auto& [field, value, limit] : limits) {
+    if (value > limit) {
+      return ModelProblem{field, fmt::format("expected at most {}, got {}", limit, value)};
+    }
   }
   if (c.heads % c.kv_heads != 0) {
     return ModelProblem{"kv_heads", fmt::format("expected kv_heads dividing heads ({}), got {}",

@@ -92,7 +92,7 @@ TEST_CASE("bad model input names the place", "[model][bad-input]") {
   CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "mla": {"kv_lora_rank": 512}})"),
                     "m.json: /mla/qk_nope_head_dim: missing required field");
   CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "seq_len": 3000000000})"),
-                    Catch::StartsWith("m.json: /seq_len: expected an integer below 2^31"));
+                    Catch::StartsWith("m.json: /seq_len: expected a positive integer below 2^31"));
   CHECK_THROWS_WITH(read(R"(["llama3-8b"])"), Catch::StartsWith("m.json: /: expected an object"));
 }
 

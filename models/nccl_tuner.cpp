@@ -138,7 +138,8 @@ double bus_bandwidth(CollectiveOp op, Algorithm a, Protocol p, const NcclCommSha
     const double ppn = s.ppn();
     double intra = s.bw_intra * kNvlsEfficiency[gen] * (nch - 1) / nch *
                    (op == CollectiveOp::all_reduce ? 2.0 : (ppn - 1) / ppn);
-    double inter = s.bw_inter * (a == Algorithm::nvls_tree && s.nodes <= 2 ? 2.0 : 1.0);
+    const double nvls_inter = s.bw_nvls_inter > 0 ? s.bw_nvls_inter : s.bw_inter;
+    double inter = nvls_inter * (a == Algorithm::nvls_tree && s.nodes <= 2 ? 2.0 : 1.0);
     double b = std::min(intra, inter);
     if (a == Algorithm::nvls_tree) b = std::min(b, kPerChMaxNvlsTreeBw[gen][col]);
     bus = nch * b;
@@ -197,6 +198,28 @@ double NcclTuner::nvlink_link_bandwidth(GpuGeneration g) {
       return 40.1;
   }
   return 20.0;
+}
+
+int NcclTuner::nvls_channels(const NcclCommShape& s) {
+  if (s.generation == GpuGeneration::blackwell) return s.nodes > 1 ? 32 : 24;
+  return 16;
+}
+
+double NcclTuner::nvls_loop_bytes(Algorithm a, double bytes, const NcclCommShape& s) {
+  const double concurrent = static_cast<double>(nvls_channels(s)) * s.ppn();
+  double chunk = 128 * 1024;
+  if (a == Algorithm::nvls_tree) {
+    // Tree max chunk: 64 KiB from 4 nodes on (nvls.cc fallback), else the NVLS chunk.
+    chunk = s.nodes >= 4 ? 64 * 1024 : chunk;
+    if (bytes < 16 * concurrent * chunk && chunk > 131072) chunk = 131072;
+    if (bytes < 4 * concurrent * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * concurrent * chunk && chunk > 32768) chunk = 32768;
+  } else {
+    if (bytes < 64 * concurrent * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 8 * concurrent * chunk && chunk > 32768) chunk = 32768;
+    if (bytes < 2 * concurrent * chunk && chunk > 16384) chunk = 16384;
+  }
+  return concurrent * chunk;
 }
 
 double NcclTuner::busbw_cap(CollectiveOp op, Algorithm a, Protocol p, const NcclCommShape& s) {

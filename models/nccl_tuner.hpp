@@ -25,6 +25,9 @@ struct NcclCommShape {
   bool nvlink = true;   ///< intra-node path is NVLink (else PCIe)
   double bw_intra = 0;  ///< per channel, GB/s
   double bw_inter = 0;  ///< per channel, GB/s
+  /// Inter-node speed of the NVLS graph's channels, one per head GPU and its NIC (GB/s); what
+  /// NVLS and NVLS tree use as interBw.
+  double bw_nvls_inter = 0;
   int channels = 16;
   bool nvls = false;     ///< NVLink SHARP available
   bool collnet = false;  ///< CollNet (IB SHARP) plugin enabled
@@ -56,6 +59,13 @@ class NcclTuner {
   /// Absolute bus-bandwidth limits NCCL's model puts on a protocol (LL's llMaxBw, the per-channel
   /// LL128 and tree caps), in GB/s; infinity when the combination has none.
   static double busbw_cap(CollectiveOp op, Algorithm a, Protocol p, const NcclCommShape& shape);
+  /// NVLS channels NCCL runs (transport/nvls.cc: NVLS_NCHANNELS_SM90 16, SM100 24 inside one
+  /// NVLink domain, 32 across several).
+  static int nvls_channels(const NcclCommShape& shape);
+  /// Bytes NCCL's NVLS kernels have in flight per pipeline loop: channels x heads (one per rank
+  /// of the domain) x the chunk size enqueue.cc picks for this size (NVLS_CHUNKSIZE 128 KiB,
+  /// halved to 64/32/16 KiB when the message is under 64/8/2 loops; NVLS tree: 256-32 KiB).
+  static double nvls_loop_bytes(Algorithm a, double bytes, const NcclCommShape& shape);
   /// NCCL's per-link modelled NVLink bandwidth (topo.h SMxx_NVLINK_BW), GB/s per direction.
   static double nvlink_link_bandwidth(topologies::GpuGeneration g);
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "sim/input_error.hpp"
@@ -94,14 +95,17 @@ std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text) {
 }
 
 int micro_batches(const ParallelPlan& plan, const TrainingConfig& training) {
-  return training.global_batch / (plan.dp * plan.micro_batch);
+  return static_cast<int>(training.global_batch / (int64_t{plan.dp} * plan.micro_batch));
 }
 
-void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
-                   const TransformerConfig& model, int gpus, const std::string& where,
-                   const std::string& path) {
-  auto fail = [&](const std::string& field, const std::string& message) {
-    throw sim::InputError(where, path + field, message);
+int sequence_length(const TrainingConfig& training, const TransformerConfig& model) {
+  return training.seq_len > 0 ? training.seq_len : model.seq_len;
+}
+
+std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingConfig& training,
+                                      const TransformerConfig& model, int gpus) {
+  auto fail = [](const std::string& field, const std::string& message) {
+    return PlanProblem{field, message, false};
   };
   for (auto [name, value] : {std::pair{"tp", plan.tp},
                              {"pp", plan.pp},
@@ -111,77 +115,108 @@ void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                              {"vp", plan.vp},
                              {"micro_batch", plan.micro_batch}}) {
     if (value < 1)
-      fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
+      return fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
   }
-  if (plan.gpus() != gpus) {
-    fail("", fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
-                         plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
+  // The product in 64 bits, stopping once past the GPU count: no size below can overflow an int.
+  int64_t product = 1;
+  for (int v : {plan.tp, plan.cp, plan.dp, plan.pp}) {
+    if (product > gpus) break;
+    product *= v;
+  }
+  if (product != gpus) {
+    return fail("",
+                fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
+                            plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
   }
   if (plan.zero < 0 || plan.zero > 3)
-    fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
+    return fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
   if (model.heads % plan.tp != 0) {
-    fail("/tp", fmt::format("{} attention heads do not divide by tp = {}", model.heads, plan.tp));
+    return fail("/tp",
+                fmt::format("{} attention heads do not divide by tp = {}", model.heads, plan.tp));
   }
   if (!model.mla && plan.tp > model.kv_heads && plan.tp % model.kv_heads != 0) {
-    fail("/tp", fmt::format("{} key/value heads cannot be split or replicated over tp = {}",
-                            model.kv_heads, plan.tp));
+    return fail("/tp", fmt::format("{} key/value heads cannot be split or replicated over tp = {}",
+                                   model.kv_heads, plan.tp));
   }
   if (!model.mla && plan.tp <= model.kv_heads && model.kv_heads % plan.tp != 0) {
-    fail("/tp",
-         fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
+    return fail(
+        "/tp", fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
-  const int virtual_stages = plan.pp * plan.vp;
+  const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
   if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
-    fail("/pp", fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
+    return fail("/pp",
+                fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
                             "\"balanced_pipeline\": true to let the first and last stages take "
                             "fewer layers)",
                             model.layers, plan.pp, plan.vp));
   }
   if (model.layers < virtual_stages) {
-    fail("/pp",
-         fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers, virtual_stages));
+    return fail("/pp", fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers,
+                                   virtual_stages));
   }
   if (model.moe) {
     if (model.moe->experts % plan.ep != 0) {
-      fail("/ep", fmt::format("{} experts do not divide by ep = {}", model.moe->experts, plan.ep));
+      return fail("/ep",
+                  fmt::format("{} experts do not divide by ep = {}", model.moe->experts, plan.ep));
     }
     if ((plan.tp * plan.cp * plan.dp) % plan.ep != 0) {
-      fail("/ep", fmt::format("ep = {} does not divide the tp x cp x dp = {} ranks of a stage",
+      return fail("/ep",
+                  fmt::format("ep = {} does not divide the tp x cp x dp = {} ranks of a stage",
                               plan.ep, plan.tp * plan.cp * plan.dp));
     }
   } else if (plan.ep > 1) {
-    fail("/ep", "expert parallelism needs an MoE model");
+    return fail("/ep", "expert parallelism needs an MoE model");
   }
   if (training.global_batch < 1) {
-    throw sim::InputError(where, "/training/global_batch", "expected a positive global batch");
+    return PlanProblem{"/training/global_batch", "expected a positive global batch", true};
   }
-  if (training.global_batch % (plan.dp * plan.micro_batch) != 0) {
-    throw sim::InputError(
-        where, "/training/global_batch",
+  if (training.global_batch % (int64_t{plan.dp} * plan.micro_batch) != 0) {
+    return PlanProblem{
+        "/training/global_batch",
         fmt::format("the global batch of {} sequences does not divide into dp x micro_batch = {} "
                     "x {}",
-                    training.global_batch, plan.dp, plan.micro_batch));
+                    training.global_batch, plan.dp, plan.micro_batch),
+        true};
   }
   const int m = micro_batches(plan, training);
-  if (plan.vp > 1 && m % plan.pp != 0) {
-    fail("/vp",
-         fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", m,
-                     plan.pp));
+  if (m > kMaxMicroBatches) {
+    return PlanProblem{
+        "/training/global_batch",
+        fmt::format("{} micro-batches per step ({} sequences / (dp x micro_batch = {} x {})): at "
+                    "most {} are simulated",
+                    m, training.global_batch, plan.dp, plan.micro_batch, kMaxMicroBatches),
+        true};
   }
-  const int seq = training.seq_len > 0 ? training.seq_len : model.seq_len;
+  if (plan.vp > 1 && m % plan.pp != 0) {
+    return fail(
+        "/vp", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
+                           m, plan.pp));
+  }
+  const int seq = sequence_length(training, model);
   if (training.unfused_attention && plan.cp > 1) {
-    fail("/cp", "context parallelism (ring attention) needs flash attention, not unfused");
+    return fail("/cp", "context parallelism (ring attention) needs flash attention, not unfused");
   }
   const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
   if (seq % cp_chunks != 0) {
-    fail("/cp", fmt::format("the sequence of {} tokens does not divide into {} context-parallel "
+    return fail("/cp",
+                fmt::format("the sequence of {} tokens does not divide into {} context-parallel "
                             "chunks",
                             seq, cp_chunks));
   }
   if (plan.sequence_parallel && plan.tp > 1 && (seq / plan.cp) % plan.tp != 0) {
-    fail("/sequence_parallel",
-         fmt::format("{} tokens per context-parallel rank do not divide by tp = {}", seq / plan.cp,
-                     plan.tp));
+    return fail("/sequence_parallel",
+                fmt::format("{} tokens per context-parallel rank do not divide by tp = {}",
+                            seq / plan.cp, plan.tp));
+  }
+  return std::nullopt;
+}
+
+void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
+                   const TransformerConfig& model, int gpus, const std::string& where,
+                   const std::string& path) {
+  if (const auto problem = check_plan(plan, training, model, gpus)) {
+    throw sim::InputError(where, problem->in_training ? problem->field : path + problem->field,
+                          problem->message);
   }
 }
 
@@ -226,16 +261,20 @@ int Placement::rank_of(const Coordinates& c) const {
          c.pp * stride_[static_cast<size_t>(ParallelDim::pp)];
 }
 
+Coordinates Placement::at_flat(int flat, int stage) const {
+  Coordinates c;
+  c.tp = flat % plan_.tp;
+  c.cp = (flat / plan_.tp) % plan_.cp;
+  c.dp = flat / (plan_.tp * plan_.cp);
+  c.pp = stage;
+  c.flat = flat;
+  return c;
+}
+
 std::vector<uint32_t> Placement::group(GroupKind kind, int rank) const {
   const Coordinates base = coordinates(rank);
   std::vector<uint32_t> out;
-  auto with_flat = [&](int flat) {
-    Coordinates c = base;
-    c.tp = flat % plan_.tp;
-    c.cp = (flat / plan_.tp) % plan_.cp;
-    c.dp = flat / (plan_.tp * plan_.cp);
-    return static_cast<uint32_t>(rank_of(c));
-  };
+  auto with_flat = [&](int flat) { return static_cast<uint32_t>(rank_of(at_flat(flat, base.pp))); };
   switch (kind) {
     case GroupKind::tp:
       for (int i = 0; i < plan_.tp; ++i) {
@@ -273,8 +312,7 @@ std::vector<uint32_t> Placement::group(GroupKind kind, int rank) const {
     }
     case GroupKind::edp: {
       // Same position inside their EP groups: these ranks hold the same experts.
-      const int stage_ranks = plan_.tp * plan_.cp * plan_.dp;
-      for (int f = base.flat % plan_.ep; f < stage_ranks; f += plan_.ep)
+      for (int f = base.flat % plan_.ep; f < plan_.stage_ranks(); f += plan_.ep)
         out.push_back(with_flat(f));
       break;
     }
@@ -291,14 +329,8 @@ int Placement::stage_representative(int stage) const {
 std::vector<std::vector<uint32_t>> Placement::stage_groups(GroupKind kind, int stage) const {
   std::vector<std::vector<uint32_t>> out;
   std::vector<bool> covered(static_cast<size_t>(gpus_), false);
-  const int stage_ranks = plan_.tp * plan_.cp * plan_.dp;
-  for (int flat = 0; flat < stage_ranks; ++flat) {
-    Coordinates c;
-    c.tp = flat % plan_.tp;
-    c.cp = (flat / plan_.tp) % plan_.cp;
-    c.dp = flat / (plan_.tp * plan_.cp);
-    c.pp = stage;
-    const int r = rank_of(c);
+  for (int flat = 0; flat < plan_.stage_ranks(); ++flat) {
+    const int r = rank_of(at_flat(flat, stage));
     if (covered[static_cast<size_t>(r)]) continue;
     std::vector<uint32_t> g = group(kind, r);
     for (uint32_t m : g)

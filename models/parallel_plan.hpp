@@ -51,12 +51,11 @@ struct ParallelPlan {
                                    ParallelDim::pp};
 
   int gpus() const { return tp * pp * dp * cp; }
-};
-
-/// How the step's model FLOPs are counted for TFLOP/s and MFU.
-enum class FlopCounting {
-  model,     ///< 3 x forward (no recomputation): Megatron/NeMo MFU
-  hardware,  ///< plus recomputation FLOPs (Narayanan et al. eq. 3 counts a second forward)
+  /// The tp x cp x dp ranks of one pipeline stage.
+  int stage_ranks() const { return tp * cp * dp; }
+  /// Expert data parallelism: experts are folded into a stage's ranks, `ep` to a group, so
+  /// stage_ranks / ep ranks hold the same experts.
+  int expert_dp() const { return stage_ranks() / ep; }
 };
 
 struct TrainingConfig {
@@ -74,13 +73,32 @@ struct TrainingConfig {
   double tokens_to_train = 0;  ///< for time-to-train reports; 0 = not asked
 };
 
-/// Rejects impossible plans with the reason (InputError at `where`/`path`). Checks: the GPUs
-/// factor as tp x cp x dp x pp; heads and kv heads divide by tp; layers divide by pp x vp
+/// The sequence length a training configuration runs: its own, else the model's.
+int sequence_length(const TrainingConfig& training, const TransformerConfig& model);
+
+/// Why a plan cannot run: the field at fault (a JSON pointer below the plan's or the training
+/// section's path) and the reason.
+struct PlanProblem {
+  std::string field;  ///< "/tp", "" for the plan as a whole, "/training/global_batch"
+  std::string message;
+  bool in_training = false;  ///< the field is the training section's, not the plan's
+};
+
+/// The first reason `plan` cannot run `training` of `model` on `gpus` GPUs, if any. Checks: the
+/// GPUs factor as tp x cp x dp x pp; heads and kv heads divide by tp; layers divide by pp x vp
 /// (unless balanced); experts divide by ep and ep divides tp x cp x dp; the global batch divides
 /// by dp x micro_batch; the sequence divides by cp (and by 2 cp for load-balanced causal CP).
+std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingConfig& training,
+                                      const TransformerConfig& model, int gpus);
+
+/// Rejects impossible plans with check_plan's reason (InputError at `where`/`path`, or at
+/// /training/global_batch for the batch).
 void validate_plan(const ParallelPlan& plan, const TrainingConfig& training,
                    const TransformerConfig& model, int gpus, const std::string& where,
                    const std::string& path);
+
+/// Most micro-batches per pipeline per step a plan may have: each is simulated (docs/formats.md).
+inline constexpr int kMaxMicroBatches = 1 << 16;
 
 /// Micro-batches per pipeline per step.
 int micro_batches(const ParallelPlan& plan, const TrainingConfig& training);
@@ -101,6 +119,8 @@ class Placement {
   int gpus() const { return gpus_; }
   Coordinates coordinates(int rank) const;
   int rank_of(const Coordinates& c) const;
+  /// The coordinates of index `flat` (TP fastest, then CP, then DP) of pipeline stage `stage`.
+  Coordinates at_flat(int flat, int stage) const;
   /// The members of `rank`'s group of `kind`, in group order.
   std::vector<uint32_t> group(GroupKind kind, int rank) const;
   /// One representative rank per pipeline stage: tp = cp = dp = 0.

@@ -3,16 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <type_traits>
+#include <unordered_map>
 
 #include "models/collective_runner.hpp"
 #include "models/pipeline_schedule.hpp"
-#include "sim/analytical_network.hpp"
 #include "sim/flow_network.hpp"
 #include "sim/simulation.hpp"
 
@@ -26,63 +26,39 @@ Time seconds(double s) {
   return Time::from_s(s);
 }
 
-/// Times collectives and point-to-point transfers for the simulated ranks: plans them, launches
-/// every symmetric instance on the shared network (flow backend) or looks up their uncontended
-/// duration (analytical backend).
+/// Times collectives and point-to-point transfers for the simulated ranks: plans them (through
+/// the shared cache), launches every symmetric instance on the shared network (flow backend) or
+/// looks up their uncontended duration (analytical backend).
 class Communicator {
  public:
-  Communicator(sim::Simulation& simulation, const System& system, const CollectiveProfile& profile,
-               const Placement& placement, const StepOptions& options)
-      : simulation_(simulation),
-        system_(system),
-        profile_(profile),
-        placement_(placement),
-        options_(options),
-        router_(*system.topology, options.routing),
-        capacities_(link_capacities(system, profile)),
-        usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {
+  Communicator(sim::Simulation& simulation, CommCache& cache, const Placement& placement,
+               const StepOptions& options)
+      : simulation_(simulation), cache_(cache), placement_(placement), options_(options) {
     if (options.backend == Backend::flow) {
-      network_ = std::make_unique<sim::FlowNetwork>(simulation, capacities_);
-      runner_ = std::make_unique<CollectiveRunner>(simulation, *network_, router_);
+      network_ = std::make_unique<sim::FlowNetwork>(simulation, cache.capacities());
+      runner_ = std::make_unique<CollectiveRunner>(simulation, *network_, cache.router());
     }
   }
 
-  const std::vector<sim::LinkCapacity>& capacities() const { return capacities_; }
+  const std::vector<sim::LinkCapacity>& capacities() const { return cache_.capacities(); }
 
   bool flow() const { return options_.backend == Backend::flow; }
-  sim::Network* network() { return network_.get(); }
+  /// The flow backend's network; null on the analytical backend.
   sim::FlowNetwork* flow_network() { return network_.get(); }
-  topologies::Router& router() { return router_; }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
   Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
-    // Keyed by rank first, so repeated lookups skip building the group.
-    const auto rank_key =
-        std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
-    if (auto it = by_rank_.find(rank_key); it != by_rank_.end()) return it->second;
-    const Time t = group_collective_time(kind, op, bytes, placement_.group(kind, rank));
-    by_rank_.emplace(rank_key, t);
-    return t;
-  }
-
-  Time group_collective_time(GroupKind kind, CollectiveOp op, double bytes,
-                             const std::vector<uint32_t>& group) {
-    const auto key =
-        std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, group.front());
-    auto it = durations_.find(key);
-    if (it != durations_.end()) return it->second;
-    const Time t = isolated_time(plan(group, op, bytes));
-    durations_.emplace(key, t);
+    // Keyed by rank, so repeated lookups skip building the group.
+    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
+    if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
+    const Time t = cache_.isolated_time(cache_.collective(placement_.group(kind, rank), op, bytes));
+    by_rank_.emplace(key, t);
     return t;
   }
 
   Time p2p_time(int from, int to, double bytes) {
-    const auto key = std::make_tuple(-1, from, bytes, static_cast<uint32_t>(to));
-    auto it = durations_.find(key);
-    if (it != durations_.end()) return it->second;
-    const Time t = isolated_time(p2p_schedule(from, to, bytes));
-    durations_.emplace(key, t);
-    return t;
+    return cache_.isolated_time(
+        cache_.p2p(static_cast<uint32_t>(from), static_cast<uint32_t>(to), bytes));
   }
 
   /// Runs `rank`'s collective (and, with reduce, every symmetric instance of its stage).
@@ -94,7 +70,7 @@ class Communicator {
     }
     std::vector<std::vector<uint32_t>> instances;
     std::vector<uint32_t> own = placement_.group(kind, rank);
-    if (reduce && spans_domains(own)) {
+    if (reduce && cache_.spans_domains(own)) {
       instances = placement_.stage_groups(kind, placement_.coordinates(rank).pp);
     } else {
       instances.push_back(std::move(own));
@@ -102,7 +78,7 @@ class Communicator {
     auto remaining = std::make_shared<size_t>(instances.size());
     auto shared_done = std::make_shared<Callback>(std::move(done));
     for (const auto& g : instances) {
-      runner_->run(plan(g, op, bytes), [remaining, shared_done] {
+      runner_->run(cache_.collective(g, op, bytes), [remaining, shared_done] {
         if (--*remaining == 0) (*shared_done)();
       });
     }
@@ -117,130 +93,97 @@ class Communicator {
     }
     std::vector<std::pair<int, int>> pairs{{from, to}};
     if (all_instances) {
-      const Coordinates a = placement_.coordinates(from);
-      const Coordinates b = placement_.coordinates(to);
+      const int a = placement_.coordinates(from).pp;
+      const int b = placement_.coordinates(to).pp;
       pairs.clear();
-      const ParallelPlan& p = placement_.plan();
-      for (int flat = 0; flat < p.tp * p.cp * p.dp; ++flat) {
-        Coordinates x;
-        x.tp = flat % p.tp;
-        x.cp = (flat / p.tp) % p.cp;
-        x.dp = flat / (p.tp * p.cp);
-        Coordinates y = x;
-        x.pp = a.pp;
-        y.pp = b.pp;
-        pairs.emplace_back(placement_.rank_of(x), placement_.rank_of(y));
+      for (int flat = 0; flat < placement_.plan().stage_ranks(); ++flat) {
+        pairs.emplace_back(placement_.rank_of(placement_.at_flat(flat, a)),
+                           placement_.rank_of(placement_.at_flat(flat, b)));
       }
     }
     auto remaining = std::make_shared<size_t>(pairs.size());
     auto shared_done = std::make_shared<Callback>(std::move(done));
     for (const auto& [x, y] : pairs) {
-      runner_->run(p2p_schedule(x, y, bytes), [remaining, shared_done] {
-        if (--*remaining == 0) (*shared_done)();
-      });
+      runner_->run(cache_.p2p(static_cast<uint32_t>(x), static_cast<uint32_t>(y), bytes),
+                   [remaining, shared_done] {
+                     if (--*remaining == 0) (*shared_done)();
+                   });
     }
-  }
-
-  bool spans_domains(const std::vector<uint32_t>& group) const {
-    const int d = system_.topology->domain_of_rank(group.front());
-    for (uint32_t r : group) {
-      if (system_.topology->domain_of_rank(r) != d) return true;
-    }
-    return false;
   }
 
  private:
-  std::shared_ptr<const Schedule> plan(const std::vector<uint32_t>& group, CollectiveOp op,
-                                       double bytes) {
-    const auto key = std::make_tuple(static_cast<int>(op), bytes, group.front(), group.size());
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    CollectiveRequest request;
-    request.op = op;
-    request.size_bytes = bytes;
-    request.ranks = group;
-    auto schedule = plan_collective(system_, profile_, router_, request).schedule;
-    plans_.emplace(key, schedule);
-    return schedule;
-  }
-
-  std::shared_ptr<const Schedule> p2p_schedule(int from, int to, double bytes) {
-    const auto key =
-        std::make_tuple(-1, bytes, static_cast<uint32_t>(from), static_cast<size_t>(to));
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    auto s = std::make_shared<Schedule>();
-    s->op = CollectiveOp::sendrecv;
-    s->algorithm = Algorithm::direct;
-    s->ranks = 2;
-    s->size_bytes = bytes;
-    const bool same = system_.topology->domain_of_rank(static_cast<size_t>(from)) ==
-                      system_.topology->domain_of_rank(static_cast<size_t>(to));
-    s->latency =
-        profile_.launch_overhead +
-        (same ? profile_.p2p_latency_intra : profile_.p2p_latency_inter) * profile_.latency_scale;
-    Phase phase;
-    Transfer t;
-    t.src = static_cast<uint32_t>(from);
-    t.dst = static_cast<uint32_t>(to);
-    t.bytes = bytes;
-    phase.transfers.push_back(t);
-    s->phases.push_back(std::move(phase));
-    plans_.emplace(key, s);
-    return s;
-  }
-
-  Time isolated_time(const std::shared_ptr<const Schedule>& schedule) {
-    return CollectiveRunner::isolated_time(*schedule, router_, usable_);
-  }
-
   sim::Simulation& simulation_;
-  const System& system_;
-  const CollectiveProfile& profile_;
+  CommCache& cache_;
   const Placement& placement_;
   const StepOptions& options_;
-  topologies::Router router_;
-  std::vector<sim::LinkCapacity> capacities_;
-  std::vector<double> usable_;
   std::unique_ptr<sim::FlowNetwork> network_;
   std::unique_ptr<CollectiveRunner> runner_;
-  std::map<std::tuple<int, int, double, uint32_t>, Time> durations_;
-  std::map<std::tuple<int, int, double, int>, Time> by_rank_;
-  std::map<std::tuple<int, double, uint32_t, size_t>, std::shared_ptr<const Schedule>> plans_;
+  struct KeyHash {
+    size_t operator()(const std::tuple<int, int, double, int>& k) const {
+      const auto [kind, op, bytes, rank] = k;
+      return std::hash<double>()(bytes) ^ (static_cast<size_t>(rank) << 8) ^
+             (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op);
+    }
+  };
+  std::unordered_map<std::tuple<int, int, double, int>, Time, KeyHash> by_rank_;
 };
 
-/// The exposed-communication bucket of a group kind on the compute stream.
-double& exposed_slot(StageBreakdown& b, GroupKind kind) {
+/// What a rank's compute-stream time is booked to, in kBreakdownComponents order. Kept in
+/// integer picoseconds while the step runs, so a pass's memoized cost adds exactly as its ops do.
+enum Part : size_t { kCompute, kTp, kCp, kEp, kPp, kBubble, kDp, kOptimizer, kParts };
+using PartTimes = std::array<Time, kParts>;
+
+/// The exposed-communication part of a group kind on the compute stream.
+Part exposed_part(GroupKind kind) {
   switch (kind) {
     case GroupKind::tp:
-      return b.exposed_tp;
+      return kTp;
     case GroupKind::cp:
-      return b.exposed_cp;
+      return kCp;
     case GroupKind::ep:
-      return b.exposed_ep;
+      return kEp;
     case GroupKind::pp:
-      return b.exposed_pp;
-    default:
-      return b.exposed_dp;
+      return kPp;
+    case GroupKind::dp:
+    case GroupKind::edp:
+      return kDp;
   }
+  return kDp;
 }
 
-struct Engine;
+/// A pass's cost on the analytical backend when nothing in it depends on the data-parallel
+/// stream: its duration and what each part of it was booked to.
+struct PassCost {
+  Time duration;
+  PartTimes parts{};
+};
+
+/// The collective a pass started in a slot (comm_start) and whether it has finished.
+struct Slot {
+  bool done = false;
+  GroupKind kind = GroupKind::tp;
+};
+
+/// An activation or gradient a task waits for.
+struct Input {
+  bool sent = false;
+  Time produced;  ///< when the neighbour finished the pass that made it
+  Time at;        ///< when it arrives (analytical: known when it is sent)
+};
 
 /// One simulated rank: its stage's pipeline tasks on the compute stream and its data-parallel
 /// stream.
 struct RankRun {
-  Engine* engine = nullptr;
   int rank = 0;
   int stage = 0;
   const StageWork* work = nullptr;
-  std::vector<PipelineTask> tasks;
+  const std::vector<PipelineTask>* tasks = nullptr;
   size_t next = 0;
   bool running = false;
   Time free_since;  ///< when the compute stream last went idle
-  // Dependencies: [microbatch][chunk] arrival flags and the producer's finish time.
-  std::vector<std::vector<char>> fwd_in, bwd_in;
-  std::vector<std::vector<Time>> fwd_produced, bwd_produced;
+  /// Inputs from the neighbouring stages, [microbatch * vp + chunk]: activations for forwards
+  /// (fwd), gradients for backwards (bwd).
+  std::vector<Input> fwd, bwd;
   /// [chunk][bucket]: parameters gathered (ZeRO with overlapped gathers).
   std::vector<std::vector<char>> params_ready;
   /// [chunk][bucket]: when the gather finishes, for the analytical backend (known in advance:
@@ -255,18 +198,29 @@ struct RankRun {
   int pending_dp = 0;  ///< data-parallel collectives not yet finished
   bool compute_done = false;
   bool finished = false;
-  StageBreakdown breakdown;
+  PartTimes parts{};
+  Time end;
   // DP stream: collectives run one after another.
-  std::vector<std::function<void(Callback)>> dp_queue;
+  std::deque<std::function<void(Callback)>> dp_queue;
   bool dp_busy = false;
   // Interpreter state of the running pass.
   const PassProgram* program = nullptr;
   size_t op = 0;
   Time task_start;
-  std::map<int, std::pair<bool, GroupKind>> slots;  ///< slot -> (done, kind)
+  std::vector<Slot> slots;
   int waiting_slot = -1;
   Time wait_start;
   bool reduced = false;  ///< gradients of a non-overlapped step have been launched
+  /// Analytical backend: memoized pass costs and op durations, [chunk * 3 + program variant].
+  std::vector<std::optional<PassCost>> memo;
+  std::vector<std::vector<Time>> op_times;
+  /// Whether a wake-up at the next task's input arrival is scheduled.
+  bool wake_pending = false;
+  /// The same (tp, cp, dp) rank in the next and the previous pipeline stage (itself at pp = 1).
+  RankRun* downstream = nullptr;
+  RankRun* upstream = nullptr;
+  /// Analytical backend: uncontended send time to downstream [0] and upstream [1], per chunk.
+  std::array<std::vector<std::optional<Time>>, 2> send_time;
 };
 
 struct Engine {
@@ -277,7 +231,6 @@ struct Engine {
   const Placement& placement;
   const StepOptions& options;
   std::vector<std::unique_ptr<RankRun>> ranks;
-  std::map<int, RankRun*> by_rank;
   std::vector<TraceEvent>* trace = nullptr;
   // Full-rank collectives wait for every member: (kind, first member, sequence) -> arrivals.
   struct Barrier {
@@ -286,8 +239,11 @@ struct Engine {
   };
   std::map<std::tuple<int, uint32_t, int>, Barrier> barriers;
   std::map<std::pair<int, int>, int> sequence;  ///< (rank, kind) -> collectives issued
+  /// run_static's slot completion times (reused between passes).
+  std::vector<std::pair<Time, GroupKind>> slot_end;
 
   int virtual_stages() const { return plan.pp * plan.vp; }
+  const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
 
   /// Records an interval for the trace; `name` is a string or a callable that makes one, so
   /// untraced runs never format names.
@@ -330,11 +286,12 @@ struct Engine {
   // ---- the pass interpreter -------------------------------------------------------------
 
   void start_task(RankRun& r) {
-    const PipelineTask& t = r.tasks[r.next];
+    const PipelineTask& t = task(r);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const bool overlapped_backward =
         !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
+    const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
     r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
     r.running = true;
     r.op = 0;
@@ -350,60 +307,80 @@ struct Engine {
     if (comm.flow() || fsdp()) {
       advance(r);
     } else {
-      run_static(r);
+      run_static(r, t.chunk * 3 + variant);
     }
   }
 
   /// Analytical backend: the pass's duration in one step, with the same arithmetic the flow
-  /// interpreter uses when nothing contends.
-  void run_static(RankRun& r) {
-    Time t = sim.now();
-    std::map<int, std::pair<Time, GroupKind>> slot_end;
-    for (const WorkOp& op : r.program->ops) {
+  /// interpreter uses when nothing contends. A pass that neither waits for parameters nor
+  /// reduces gradients costs the same every time: its cost is computed once per rank.
+  void run_static(RankRun& r, int memo_index) {
+    const bool memoizable = trace == nullptr && !gated(r) && !reducing(r);
+    std::optional<PassCost>& memo = r.memo[static_cast<size_t>(memo_index)];
+    PassCost fresh;
+    if (!memoizable || !memo) fresh = walk_static(r, memo_index);
+    if (memoizable && !memo) memo = fresh;
+    const PassCost& cost = memoizable ? *memo : fresh;
+    for (size_t p = 0; p < kParts; ++p)
+      r.parts[p] += cost.parts[p];
+    sim.schedule_at(r.task_start + cost.duration, [this, &r] { finish_task(r); });
+  }
+
+  /// One walk of the running pass's program from now, booking its parts into the result (and
+  /// scheduling the gradient reductions of its completed buckets).
+  PassCost walk_static(RankRun& r, int memo_index) {
+    PassCost cost;
+    const Time start = sim.now();
+    Time t = start;
+    slot_end.clear();
+    const std::vector<Time>& durations = op_durations(r, memo_index);
+    for (size_t i = 0; i < r.program->ops.size(); ++i) {
+      const WorkOp& op = r.program->ops[i];
+      const Time d = durations[i];
       switch (op.kind) {
         case WorkOp::Kind::compute: {
-          const Time d = seconds(op.seconds);
           record(r, "compute", op.name, t, t + d);
-          r.breakdown.compute += d.s();
+          cost.parts[kCompute] += d;
           t += d;
           break;
         }
         case WorkOp::Kind::comm: {
-          const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
           record(
               r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
-          exposed_slot(r.breakdown, op.group) += d.s();
+          cost.parts[exposed_part(op.group)] += d;
           t += d;
           break;
         }
         case WorkOp::Kind::comm_start: {
-          const Time d = comm.collective_time(r.rank, op.group, op.op, op.bytes);
           record(
               r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
-          slot_end[op.slot] = {t + d, op.group};
+          if (slot_end.size() <= static_cast<size_t>(op.slot)) {
+            slot_end.resize(static_cast<size_t>(op.slot) + 1);
+          }
+          slot_end[static_cast<size_t>(op.slot)] = {t + d, op.group};
           break;
         }
         case WorkOp::Kind::comm_wait: {
-          const auto [end, kind] = slot_end[op.slot];
+          const auto [end, kind] = slot_end[static_cast<size_t>(op.slot)];
           if (end > t) {
-            exposed_slot(r.breakdown, kind) += (end - t).s();
+            cost.parts[exposed_part(kind)] += end - t;
             t = end;
           }
           break;
         }
         case WorkOp::Kind::param_gate: {
           if (!gated(r)) break;
-          const Time ready_at = r.params_ready_at[r.tasks[r.next].chunk][op.slot];
+          const Time ready_at = r.params_ready_at[task(r).chunk][op.slot];
           if (ready_at > t) {
             record(r, "compute", "wait params", t, ready_at);
-            r.breakdown.exposed_dp += (ready_at - t).s();
+            cost.parts[kDp] += ready_at - t;
             t = ready_at;
           }
           break;
         }
         case WorkOp::Kind::bucket_ready: {
           if (!reducing(r)) break;
-          const int chunk = r.tasks[r.next].chunk;
+          const int chunk = task(r).chunk;
           const int bucket = op.slot;
           ++r.pending_dp;  // held until the launch, so the optimizer cannot start early
           sim.schedule_at(t, [this, &r, chunk, bucket] {
@@ -414,9 +391,33 @@ struct Engine {
         }
       }
     }
-    sim.schedule_at(t, [this, &r] { finish_task(r); });
+    cost.duration = t - start;
+    return cost;
   }
 
+  /// The uncontended duration of every op of the running pass's program (compute, and the
+  /// collectives it waits for or starts; zero for the rest), resolved once per rank.
+  const std::vector<Time>& op_durations(RankRun& r, int memo_index) {
+    std::vector<Time>& d = r.op_times[static_cast<size_t>(memo_index)];
+    if (!d.empty() || r.program->ops.empty()) return d;
+    d.reserve(r.program->ops.size());
+    for (const WorkOp& op : r.program->ops) {
+      switch (op.kind) {
+        case WorkOp::Kind::compute:
+          d.push_back(seconds(op.seconds));
+          break;
+        case WorkOp::Kind::comm:
+        case WorkOp::Kind::comm_start:
+          d.push_back(comm.collective_time(r.rank, op.group, op.op, op.bytes));
+          break;
+        default:
+          d.push_back(Time::zero());
+      }
+    }
+    return d;
+  }
+
+  /// Flow backend (and ZeRO-3): runs the pass's ops as events, from op `r.op` on.
   void advance(RankRun& r) {
     const auto& ops = r.program->ops;
     while (r.op < ops.size()) {
@@ -426,7 +427,7 @@ struct Engine {
           ++r.op;
           const Time d = seconds(op.seconds);
           record(r, "compute", op.name, sim.now(), sim.now() + d);
-          r.breakdown.compute += d.s();
+          r.parts[kCompute] += d;
           sim.schedule_in(d, [this, &r] { advance(r); });
           return;
         }
@@ -438,25 +439,26 @@ struct Engine {
           collective(r, op.group, op.op, op.bytes, [this, &r, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
-            exposed_slot(r.breakdown, kind) += (sim.now() - start).s();
+            r.parts[exposed_part(kind)] += sim.now() - start;
             advance(r);
           });
           return;
         }
         case WorkOp::Kind::comm_start: {
           ++r.op;
-          const int slot = op.slot;
+          const size_t slot = static_cast<size_t>(op.slot);
           const Time start = sim.now();
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
+          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
           r.slots[slot] = {false, op.group};
           collective(r, op.group, op.op, op.bytes, [this, &r, slot, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
-            r.slots[slot].first = true;
-            if (r.waiting_slot == slot) {
+            r.slots[slot].done = true;
+            if (r.waiting_slot == static_cast<int>(slot)) {
               r.waiting_slot = -1;
-              exposed_slot(r.breakdown, r.slots[slot].second) += (sim.now() - r.wait_start).s();
+              r.parts[exposed_part(r.slots[slot].kind)] += sim.now() - r.wait_start;
               advance(r);
             }
           });
@@ -464,7 +466,7 @@ struct Engine {
         }
         case WorkOp::Kind::comm_wait: {
           ++r.op;
-          if (r.slots[op.slot].first) continue;
+          if (r.slots[static_cast<size_t>(op.slot)].done) continue;
           r.waiting_slot = op.slot;
           r.wait_start = sim.now();
           return;
@@ -472,9 +474,9 @@ struct Engine {
         case WorkOp::Kind::param_gate: {
           ++r.op;
           if (!gated(r)) continue;
-          const int chunk = r.tasks[r.next].chunk;
+          const int chunk = task(r).chunk;
           if (fsdp()) {
-            const bool forward = r.tasks[r.next].forward;
+            const bool forward = task(r).forward;
             const int buckets = static_cast<int>(r.pass_gathers.size());
             issue_pass_gather(r, chunk, op.slot);
             const int next = forward ? op.slot - 1 : op.slot + 1;
@@ -488,7 +490,7 @@ struct Engine {
         }
         case WorkOp::Kind::bucket_ready: {
           ++r.op;
-          if (reducing(r)) reduce_bucket(r, r.tasks[r.next].chunk, op.slot);
+          if (reducing(r)) reduce_bucket(r, task(r).chunk, op.slot);
           continue;
         }
       }
@@ -503,7 +505,7 @@ struct Engine {
   /// The pass waits for parameter gathers: every pass with ZeRO-3, else the first forward of its
   /// chunk when this step's ZeRO-1/2 gathers overlap the forward.
   bool gated(const RankRun& r) const {
-    const PipelineTask& t = r.tasks[r.next];
+    const PipelineTask& t = task(r);
     if (fsdp()) return true;
     return r.gathering && t.forward && static_cast<int>(r.next) == r.first_forward[t.chunk];
   }
@@ -511,7 +513,7 @@ struct Engine {
   /// The pass reduces gradients as buckets complete: the last backward of its chunk, or every
   /// backward with ZeRO-3.
   bool reducing(const RankRun& r) const {
-    const PipelineTask& t = r.tasks[r.next];
+    const PipelineTask& t = task(r);
     return !t.forward && plan.dp_comm_overlap && dp_active() &&
            (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
   }
@@ -541,7 +543,7 @@ struct Engine {
         r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
     std::vector<std::pair<GroupKind, double>> parts;
     if (b.dense > 0 && plan.dp > 1) parts.emplace_back(GroupKind::dp, b.dense * bytes_per_param);
-    if (b.expert > 0 && expert_dp() > 1)
+    if (b.expert > 0 && plan.expert_dp() > 1)
       parts.emplace_back(GroupKind::edp, b.expert * bytes_per_param);
     return parts;
   }
@@ -551,7 +553,7 @@ struct Engine {
     if (r.waiting_gate_chunk == chunk && r.waiting_gate_bucket == bucket) {
       r.waiting_gate_chunk = r.waiting_gate_bucket = -1;
       record(r, "compute", "wait params", r.wait_start, sim.now());
-      r.breakdown.exposed_dp += (sim.now() - r.wait_start).s();
+      r.parts[kDp] += sim.now() - r.wait_start;
       advance(r);
     } else if (!r.running) {
       try_start(r);
@@ -561,7 +563,7 @@ struct Engine {
   // ---- pipeline ---------------------------------------------------------------------------
 
   void finish_task(RankRun& r) {
-    const PipelineTask t = r.tasks[r.next];
+    const PipelineTask t = task(r);
     record(
         r, "tasks",
         [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
@@ -571,15 +573,15 @@ struct Engine {
     const Time produced = sim.now();
     // Activations go to the next virtual stage, gradients to the previous one.
     if (t.forward && v + 1 < virtual_stages()) {
-      send(r, (v + 1) % plan.pp, (v + 1) / plan.pp, t.microbatch, true, c.p2p_bytes, produced);
+      send(r, (v + 1) / plan.pp, t.microbatch, true, c.p2p_bytes, produced);
     } else if (!t.forward && v > 0) {
-      send(r, (v - 1) % plan.pp, (v - 1) / plan.pp, t.microbatch, false, c.p2p_bytes, produced);
+      send(r, (v - 1) / plan.pp, t.microbatch, false, c.p2p_bytes, produced);
     }
     r.running = false;
     r.program = nullptr;
     ++r.next;
     r.free_since = sim.now();
-    if (r.next == r.tasks.size()) {
+    if (r.next == r.tasks->size()) {
       r.compute_done = true;
       maybe_optimizer(r);
       return;
@@ -587,42 +589,62 @@ struct Engine {
     try_start(r);
   }
 
-  void send(RankRun& from, int stage, int chunk, int mb, bool forward, double bytes,
-            Time produced) {
-    Coordinates c = placement.coordinates(from.rank);
-    c.pp = stage;
-    const int to = placement.rank_of(c);
-    RankRun* dest = by_rank.at(to);
-    auto arrive = [this, dest, chunk, mb, forward, produced] {
-      (forward ? dest->fwd_in : dest->bwd_in)[mb][chunk] = 1;
-      (forward ? dest->fwd_produced : dest->bwd_produced)[mb][chunk] = produced;
+  /// Sends chunk `chunk`'s activation (forward) or gradient of micro-batch `mb` to the
+  /// neighbouring stage's rank.
+  void send(RankRun& from, int chunk, int mb, bool forward, double bytes, Time produced) {
+    RankRun* dest = forward ? from.downstream : from.upstream;
+    const int to = dest->rank;
+    // Marks the input sent, arriving at `at`, and lets the destination start if it can.
+    auto deliver = [this, dest, chunk, mb, forward, produced](Time at) {
+      (forward ? dest->fwd : dest->bwd)[static_cast<size_t>(mb * plan.vp + chunk)] = {true,
+                                                                                      produced, at};
       try_start(*dest);
     };
     if (to == from.rank) {
-      arrive();
+      deliver(sim.now());
       return;
     }
-    comm.p2p(from.rank, to, bytes, options.pp_all_instances && !options.full_ranks, arrive);
+    if (!comm.flow()) {
+      // Analytical: the arrival is known now (the uncontended time, looked up once per direction
+      // and chunk); the destination wakes for it only if it is idle by then.
+      std::optional<Time>& t = from.send_time[forward ? 0 : 1][static_cast<size_t>(chunk)];
+      if (!t) t = comm.p2p_time(from.rank, to, bytes);
+      deliver(sim.now() + *t);
+      return;
+    }
+    comm.p2p(from.rank, to, bytes, options.pp_all_instances && !options.full_ranks,
+             [this, deliver] { deliver(sim.now()); });
   }
 
   bool ready(RankRun& r, Time& produced) {
-    const PipelineTask& t = r.tasks[r.next];
+    const PipelineTask& t = task(r);
     const int v = t.chunk * plan.pp + r.stage;
     produced = Time::zero();
-    if (t.forward) {
-      if (v > 0) {
-        if (!r.fwd_in[t.microbatch][t.chunk]) return false;
-        produced = r.fwd_produced[t.microbatch][t.chunk];
+    Time at = Time::zero();
+    const bool needs_input = t.forward ? v > 0 : v + 1 < virtual_stages();
+    if (needs_input) {
+      const Input& in =
+          (t.forward ? r.fwd : r.bwd)[static_cast<size_t>(t.microbatch * plan.vp + t.chunk)];
+      if (!in.sent) return false;
+      produced = in.produced;
+      at = in.at;
+    }
+    if (at > sim.now()) {
+      // Sent but still in flight: wake up when it arrives.
+      if (!r.wake_pending) {
+        r.wake_pending = true;
+        sim.schedule_at(at, [this, &r] {
+          r.wake_pending = false;
+          try_start(r);
+        });
       }
-    } else if (v + 1 < virtual_stages()) {
-      if (!r.bwd_in[t.microbatch][t.chunk]) return false;
-      produced = r.bwd_produced[t.microbatch][t.chunk];
+      return false;
     }
     return true;
   }
 
   void try_start(RankRun& r) {
-    if (r.running || r.next >= r.tasks.size()) return;
+    if (r.running || r.next >= r.tasks->size()) return;
     Time produced;
     if (!ready(r, produced)) return;
     // Idle time before this task: waiting for the neighbour's compute is bubble, waiting for
@@ -632,8 +654,8 @@ struct Engine {
     const Time now = sim.now();
     if (now > r.free_since) {
       const Time split = std::clamp(produced, r.free_since, now);
-      r.breakdown.bubble += (split - r.free_since).s();
-      r.breakdown.exposed_pp += (now - split).s();
+      r.parts[kBubble] += split - r.free_since;
+      r.parts[kPp] += now - split;
       record(r, "compute", "idle", r.free_since, now);
     }
     start_task(r);
@@ -651,7 +673,7 @@ struct Engine {
     if (r.dp_busy || r.dp_queue.empty()) return;
     r.dp_busy = true;
     auto work = std::move(r.dp_queue.front());
-    r.dp_queue.erase(r.dp_queue.begin());
+    r.dp_queue.pop_front();
     work([this, &r] {
       r.dp_busy = false;
       --r.pending_dp;
@@ -673,11 +695,7 @@ struct Engine {
     });
   }
 
-  bool dp_active() const {
-    return plan.dp > 1 || (plan.ep > 1 && plan.tp * plan.cp * plan.dp / plan.ep > 1);
-  }
-
-  double expert_dp() const { return static_cast<double>(plan.tp) * plan.cp * plan.dp / plan.ep; }
+  bool dp_active() const { return plan.dp > 1 || (plan.ep > 1 && plan.expert_dp() > 1); }
 
   /// Reduces one gradient bucket: dense gradients over DP, expert gradients over expert-DP.
   void reduce_bucket(RankRun& r, int chunk, int bucket) {
@@ -705,23 +723,23 @@ struct Engine {
     if (r.pending_dp > 0) return;
     r.finished = true;
     const Time wait_start = r.free_since;
-    r.breakdown.exposed_dp += (sim.now() - wait_start).s();
+    r.parts[kDp] += sim.now() - wait_start;
     if (sim.now() > wait_start) record(r, "compute", "wait dp", wait_start, sim.now());
     const Time opt = seconds(r.work->optimizer_seconds);
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
-    r.breakdown.optimizer += opt.s();
+    r.parts[kOptimizer] += opt;
     sim.schedule_in(opt, [this, &r] {
       if (plan.zero >= 1 && !fsdp() && !plan.param_gather_overlap && dp_active() &&
           !workload.frozen_base) {
         // Parameters gathered after the step, in full view of the next one.
         const Time gather_start = sim.now();
         gather_parameters(r, [this, &r, gather_start] {
-          r.breakdown.exposed_dp += (sim.now() - gather_start).s();
-          r.breakdown.end = sim.now().s();
+          r.parts[kDp] += sim.now() - gather_start;
+          r.end = sim.now();
         });
         return;
       }
-      r.breakdown.end = sim.now().s();
+      r.end = sim.now();
     });
   }
 
@@ -772,20 +790,112 @@ struct Engine {
   }
 };
 
+/// A simulated rank at the start of the step, running its stage's part of `schedule`.
+std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const Workload& workload,
+                                   const std::vector<std::vector<PipelineTask>>& schedule) {
+  const ParallelPlan& plan = placement.plan();
+  auto run = std::make_unique<RankRun>();
+  run->rank = rank;
+  run->stage = placement.coordinates(rank).pp;
+  run->work = &workload.stages[static_cast<size_t>(run->stage)];
+  run->tasks = &schedule[static_cast<size_t>(run->stage)];
+  const size_t m = static_cast<size_t>(workload.microbatches);
+  const size_t vp = static_cast<size_t>(plan.vp);
+  run->fwd.assign(m * vp, Input{});
+  run->bwd.assign(m * vp, Input{});
+  run->params_ready.assign(vp, {});
+  run->params_ready_at.assign(vp, {});
+  run->last_backward.assign(vp, -1);
+  run->first_forward.assign(vp, -1);
+  run->memo.assign(3 * vp, std::nullopt);
+  run->op_times.assign(3 * vp, {});
+  for (auto& times : run->send_time)
+    times.assign(vp, std::nullopt);
+  for (size_t i = 0; i < run->tasks->size(); ++i) {
+    const PipelineTask& t = (*run->tasks)[i];
+    if (!t.forward) run->last_backward[t.chunk] = static_cast<int>(i);
+    if (t.forward && run->first_forward[t.chunk] < 0)
+      run->first_forward[t.chunk] = static_cast<int>(i);
+  }
+  return run;
+}
+
+/// A rank's booked parts as a breakdown in seconds.
+StageBreakdown breakdown_of(const RankRun& r) {
+  StageBreakdown b;
+  for (size_t p = 0; p < kParts; ++p)
+    b.*kBreakdownComponents[p].field = r.parts[p].s();
+  b.end = r.end.s();
+  return b;
+}
+
+/// The busiest links of a flow step (and, when traced, their rate counters).
+void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapacity>& caps,
+                  const topologies::Topology& t, const StepOptions& options, int pid,
+                  const std::map<topologies::LinkId, std::vector<std::pair<double, double>>>& rates,
+                  StepResult& result) {
+  result.flows = net.stats().flows_started;
+  result.rate_solves = net.stats().rate_solves;
+  result.solved_flows = net.stats().solved_flows;
+  std::vector<std::pair<double, size_t>> use;
+  for (size_t l = 0; l < net.link_bytes().size(); ++l) {
+    const double bytes = net.link_bytes()[l];
+    if (bytes <= 0) continue;
+    const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
+    use.emplace_back(bytes / (usable * result.step_seconds), l);
+  }
+  std::sort(use.begin(), use.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (size_t i = 0; i < use.size() && static_cast<int>(i) < options.busiest_links; ++i) {
+    const auto id = static_cast<topologies::LinkId>(use[i].second);
+    result.busiest_links.push_back({t.resource_name(id),
+                                    std::string(topologies::to_string(t.resource_kind(id))),
+                                    net.link_bytes()[use[i].second], use[i].first});
+    const auto series = rates.find(id);
+    if (series == rates.end()) continue;
+    for (const auto& [at_us, rate] : series->second) {
+      TraceEvent e;
+      e.name = "GB/s";
+      e.track = "link " + t.resource_name(id);
+      e.pid = pid;
+      e.start_us = at_us;
+      e.value = rate * 1e-9;
+      result.trace.push_back(std::move(e));
+    }
+  }
+}
+
 }  // namespace
+
+StageBreakdown& StageBreakdown::operator+=(const StageBreakdown& other) {
+  for (const BreakdownComponent& c : kBreakdownComponents)
+    this->*c.field += other.*c.field;
+  end = std::max(end, other.end);
+  return *this;
+}
+
+StageBreakdown& StageBreakdown::operator/=(double n) {
+  for (const BreakdownComponent& c : kBreakdownComponents)
+    this->*c.field /= n;
+  return *this;
+}
 
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options) {
+                         const StepOptions& options, CommCache* cache) {
+  std::optional<CommCache> own;
+  if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
+    cache = &own.emplace(system, collective, options.routing, options.collnet);
+  }
   StepResult result;
   sim::Simulation simulation;
   const Placement placement(plan, plan.gpus());
-  Communicator comm(simulation, system, collective, placement, options);
+  Communicator comm(simulation, *cache, placement, options);
   std::vector<TraceEvent> trace;
-  Engine engine{simulation, comm,      workload,
-                plan,       placement, options,
-                {},         {},        options.trace ? &trace : nullptr,
-                {},         {}};
+  Engine engine{simulation, comm,    workload, plan,
+                placement,  options, {},       options.trace ? &trace : nullptr,
+                {},         {},      {}};
   const auto schedule = pipeline_schedule(plan.pp, plan.vp, workload.microbatches);
 
   std::vector<int> ranks;
@@ -796,31 +906,17 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
     for (int s = 0; s < plan.pp; ++s)
       ranks.push_back(placement.stage_representative(s));
   }
+  std::unordered_map<int, RankRun*> by_rank;
   for (int rank : ranks) {
-    auto run = std::make_unique<RankRun>();
-    run->engine = &engine;
-    run->rank = rank;
-    run->stage = placement.coordinates(rank).pp;
-    run->work = &workload.stages[static_cast<size_t>(run->stage)];
-    run->tasks = schedule[static_cast<size_t>(run->stage)];
-    const size_t m = static_cast<size_t>(workload.microbatches);
-    const size_t vp = static_cast<size_t>(plan.vp);
-    run->fwd_in.assign(m, std::vector<char>(vp, 0));
-    run->bwd_in.assign(m, std::vector<char>(vp, 0));
-    run->fwd_produced.assign(m, std::vector<Time>(vp));
-    run->bwd_produced.assign(m, std::vector<Time>(vp));
-    run->params_ready.assign(vp, {});
-    run->params_ready_at.assign(vp, {});
-    run->last_backward.assign(vp, -1);
-    run->first_forward.assign(vp, -1);
-    for (size_t i = 0; i < run->tasks.size(); ++i) {
-      const PipelineTask& t = run->tasks[i];
-      if (!t.forward) run->last_backward[t.chunk] = static_cast<int>(i);
-      if (t.forward && run->first_forward[t.chunk] < 0)
-        run->first_forward[t.chunk] = static_cast<int>(i);
-    }
-    engine.by_rank[rank] = run.get();
-    engine.ranks.push_back(std::move(run));
+    engine.ranks.push_back(make_rank(rank, placement, workload, schedule));
+    by_rank[rank] = engine.ranks.back().get();
+  }
+  for (auto& r : engine.ranks) {
+    Coordinates c = placement.coordinates(r->rank);
+    c.pp = (r->stage + 1) % plan.pp;
+    r->downstream = by_rank.at(placement.rank_of(c));
+    c.pp = (r->stage + plan.pp - 1) % plan.pp;
+    r->upstream = by_rank.at(placement.rank_of(c));
   }
   // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
@@ -846,74 +942,23 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
     if (!r->finished) {
       throw std::logic_error(fmt::format("rank {} did not finish the step (deadlock)", r->rank));
     }
-    StageBreakdown& s = result.stages[static_cast<size_t>(r->stage)];
-    const StageBreakdown& b = r->breakdown;
-    s.compute += b.compute;
-    s.exposed_tp += b.exposed_tp;
-    s.exposed_cp += b.exposed_cp;
-    s.exposed_ep += b.exposed_ep;
-    s.exposed_pp += b.exposed_pp;
-    s.bubble += b.bubble;
-    s.exposed_dp += b.exposed_dp;
-    s.optimizer += b.optimizer;
-    s.end = std::max(s.end, b.end);
+    result.stages[static_cast<size_t>(r->stage)] += breakdown_of(*r);
     ++count[static_cast<size_t>(r->stage)];
   }
   for (size_t s = 0; s < result.stages.size(); ++s) {
     StageBreakdown& b = result.stages[s];
-    const double n = std::max(1, count[s]);
-    b.compute /= n;
-    b.exposed_tp /= n;
-    b.exposed_cp /= n;
-    b.exposed_ep /= n;
-    b.exposed_pp /= n;
-    b.bubble /= n;
-    b.exposed_dp /= n;
-    b.optimizer /= n;
+    b /= std::max(1, count[s]);
     if (b.end > result.step_seconds) {
       result.step_seconds = b.end;
       result.critical_stage = static_cast<int>(s);
     }
   }
-  // The reported breakdown is the first stage's: it runs the longest (warm-up and cool-down).
-  result.critical_stage = 0;
   result.events = simulation.events_executed();
   result.simulated_ranks = engine.ranks.size();
-  if (sim::Network* net = comm.network()) {
-    result.flows = net->stats().flows_started;
-    result.rate_solves = net->stats().rate_solves;
-    result.solved_flows = net->stats().solved_flows;
-    const auto& caps = comm.capacities();
-    const topologies::Topology& t = *system.topology;
-    std::vector<std::pair<double, size_t>> use;
-    for (size_t l = 0; l < net->link_bytes().size(); ++l) {
-      const double bytes = net->link_bytes()[l];
-      if (bytes <= 0) continue;
-      const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
-      use.emplace_back(bytes / (usable * result.step_seconds), l);
-    }
-    std::sort(use.begin(), use.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    for (size_t i = 0; i < use.size() && static_cast<int>(i) < options.busiest_links; ++i) {
-      const auto id = static_cast<topologies::LinkId>(use[i].second);
-      result.busiest_links.push_back({t.resource_name(id),
-                                      std::string(topologies::to_string(t.resource_kind(id))),
-                                      net->link_bytes()[use[i].second], use[i].first});
-      const auto series = link_rates.find(id);
-      if (series == link_rates.end()) continue;
-      for (const auto& [at_us, rate] : series->second) {
-        TraceEvent e;
-        e.name = "GB/s";
-        e.track = "link " + t.resource_name(id);
-        e.pid = plan.pp;  // after the stages' processes
-        e.start_us = at_us;
-        e.value = rate * 1e-9;
-        trace.push_back(std::move(e));
-      }
-    }
-  }
   result.trace = std::move(trace);
+  if (const sim::FlowNetwork* net = comm.flow_network()) {
+    report_links(*net, comm.capacities(), *system.topology, options, plan.pp, link_rates, result);
+  }
   return result;
 }
 

@@ -11,12 +11,15 @@
 // instance is simulated for them. With `full_ranks` every GPU runs its own program and
 // collectives start when all their members arrive; tests compare the two.
 
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/collective_model.hpp"
+#include "models/comm_cache.hpp"
 #include "models/compute_profile.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/system.hpp"
@@ -31,6 +34,7 @@ struct StepOptions {
   bool full_ranks = false;        ///< simulate every GPU instead of one per stage
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
+  bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
   int busiest_links = 8;
 };
 
@@ -45,7 +49,30 @@ struct StageBreakdown {
   double exposed_dp = 0;  ///< waiting for parameter gathers and gradient reductions
   double optimizer = 0;
   double end = 0;  ///< when this stage finished the step
+
+  /// Adds the components; `end` becomes the later of the two.
+  StageBreakdown& operator+=(const StageBreakdown& other);
+  /// Divides the components (averages over ranks); `end` stays.
+  StageBreakdown& operator/=(double n);
 };
+
+/// One component of a stage breakdown: its JSON key (without "_s"), its short label in reports
+/// and scaling losses, and the field. The one list of them, in report order; `end` is not one.
+struct BreakdownComponent {
+  std::string_view key;
+  std::string_view label;
+  double StageBreakdown::*field;
+};
+inline constexpr std::array<BreakdownComponent, 8> kBreakdownComponents{{
+    {"compute", "compute", &StageBreakdown::compute},
+    {"exposed_tp", "TP", &StageBreakdown::exposed_tp},
+    {"exposed_cp", "CP", &StageBreakdown::exposed_cp},
+    {"exposed_ep", "EP", &StageBreakdown::exposed_ep},
+    {"exposed_pp", "PP", &StageBreakdown::exposed_pp},
+    {"bubble", "bubble", &StageBreakdown::bubble},
+    {"exposed_dp", "DP", &StageBreakdown::exposed_dp},
+    {"optimizer", "optimizer", &StageBreakdown::optimizer},
+}};
 
 struct LinkUse {
   std::string name;
@@ -67,7 +94,7 @@ struct TraceEvent {
 struct StepResult {
   double step_seconds = 0;
   std::vector<StageBreakdown> stages;
-  int critical_stage = 0;  ///< the stage whose breakdown is reported as the step's
+  int critical_stage = 0;  ///< the stage that finishes last (the lowest of a tie)
   std::vector<LinkUse> busiest_links;
   uint64_t events = 0;
   uint64_t flows = 0;
@@ -77,9 +104,12 @@ struct StepResult {
   std::vector<TraceEvent> trace;
 };
 
+/// Simulates one step of `workload` under `plan` on `system`. `cache`, when given, must serve
+/// (system, collective, options.routing): its routes and schedules are reused and grown, so
+/// many plans on one cluster share them; without it the step uses a cache of its own.
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options);
+                         const StepOptions& options, CommCache* cache = nullptr);
 
 /// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
 /// link (its rate in GB/s over time, flow backend).

@@ -105,6 +105,7 @@ class ProgramBuilder {
     for (WorkOp& op : p.ops) {
       if (op.kind == WorkOp::Kind::compute) {
         op.seconds *= factor;
+        op.overhead *= factor;
         p.compute_seconds += op.seconds;
       }
     }
@@ -117,8 +118,9 @@ class ProgramBuilder {
     w.kind = WorkOp::Kind::compute;
     w.name = name;
     w.compute = kind;
-    w.seconds = std::max(seconds * (1.0 + contended_) + profile_.kernel_gap.s(),
-                         profile_.kernel_launch.s());
+    const double work = seconds * (1.0 + contended_);
+    w.seconds = std::max(work + profile_.kernel_gap.s(), profile_.kernel_launch.s());
+    w.overhead = w.seconds - work;
     w.flops = flops;
     program_.ops.push_back(w);
     program_.compute_seconds += w.seconds;
@@ -132,11 +134,6 @@ class ProgramBuilder {
   int next_slot_ = 0;
   PassProgram program_;
 };
-
-/// The linear-layer GEMM precision of a training precision.
-Precision linear_precision(Precision p) {
-  return p;
-}
 
 bool low_precision(Precision p) {
   return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
@@ -196,7 +193,7 @@ struct LayerEmitter {
   double slowdown;
   bool lora;
 
-  Precision lin() const { return linear_precision(training.precision); }
+  Precision lin() const { return training.precision; }
 
   /// Casts that low-precision GEMMs need: input cast + transpose (forward), gradient cast +
   /// transpose (backward), 4 bytes per element moved.
@@ -549,13 +546,60 @@ struct LayerEmitter {
   }
 };
 
+void add_op_classes(const PassProgram& pass, double times, OpClassSeconds& out) {
+  for (const WorkOp& op : pass.ops) {
+    if (op.kind != WorkOp::Kind::compute) continue;
+    const std::string_view name = op.name;
+    const double work = (op.seconds - op.overhead) * times;
+    out.launch_gaps += op.overhead * times;
+    if (name.starts_with("cast") || name == "fp8_scale") {
+      out.fp8 += work;
+    } else if (name.starts_with("router") || name.starts_with("permute") ||
+               name.starts_with("unpermute")) {
+      out.moe_routing += work;
+    } else if (name.starts_with("loss")) {
+      out.loss += work;
+    } else if (op.compute == ComputeKind::gemm && !name.starts_with("attn")) {
+      out.gemm += work;
+    } else if (op.compute == ComputeKind::attention || name.starts_with("attn") ||
+               name.starts_with("softmax")) {
+      out.attention += work;
+    } else {
+      out.memory += work;
+    }
+  }
+}
+
 }  // namespace
+
+OpClassSeconds op_class_seconds(const Workload& w, int stage) {
+  OpClassSeconds out;
+  const StageWork& sw = w.stages.at(static_cast<size_t>(stage));
+  for (const ChunkWork& c : sw.chunks) {
+    add_op_classes(c.forward, w.microbatches, out);
+    add_op_classes(c.backward, w.microbatches, out);
+  }
+  out.optimizer = sw.optimizer_seconds;
+  return out;
+}
+
+nlohmann::json op_class_json(const OpClassSeconds& c) {
+  return {{"gemm_s", c.gemm},
+          {"attention_s", c.attention},
+          {"memory_bound_s", c.memory},
+          {"loss_s", c.loss},
+          {"fp8_overhead_s", c.fp8},
+          {"moe_routing_s", c.moe_routing},
+          {"launch_gaps_s", c.launch_gaps},
+          {"optimizer_s", c.optimizer},
+          {"total_s", c.total()}};
+}
 
 Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& plan,
                         const TrainingConfig& training, const topologies::GpuSpec& gpu,
                         const ComputeProfile& profile, const LoweringOptions& options) {
   TransformerConfig model = model_in;
-  if (training.seq_len > 0) model.seq_len = training.seq_len;
+  model.seq_len = sequence_length(training, model_in);
   Workload w;
   w.seq_len = model.seq_len;
   w.microbatches = micro_batches(plan, training);
@@ -722,7 +766,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     // Adam over this rank's shard of the trainable parameters: fp32 master weights, two
     // moments, the fp32 gradient, and the bf16 copy written back (~34 bytes per parameter).
     const double dense_share = plan.zero >= 1 ? 1.0 / plan.dp : 1.0;
-    const double edp = static_cast<double>(plan.tp) * plan.cp * plan.dp / plan.ep;
+    const double edp = plan.expert_dp();
     const double expert_share = plan.zero >= 1 ? 1.0 / edp : 1.0;
     double trainable;
     if (lora) {

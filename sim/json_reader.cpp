@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "sim/unit_parse.hpp"
@@ -26,7 +27,8 @@ std::string json_pointer_child(const std::string& parent, std::string_view key) 
 }
 
 std::string json_preview(const nlohmann::json& value) {
-  std::string s = value.dump();
+  // Invalid UTF-8 can reach here from a command-line string; replace it rather than throw.
+  std::string s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }
@@ -74,6 +76,12 @@ double JsonValue::as_fraction() const {
 }
 
 int64_t JsonValue::as_int() const {
+  if (value_->is_number_unsigned()) {
+    if (value_->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      fail("an integer below 2^63");
+    }
+    return static_cast<int64_t>(value_->get<uint64_t>());
+  }
   if (value_->is_number_integer()) return value_->get<int64_t>();
   if (value_->is_number_float()) {
     const double d = value_->get<double>();
@@ -96,6 +104,18 @@ int64_t JsonValue::as_non_negative_int() const {
   const int64_t v = as_int();
   if (v < 0) fail("a non-negative integer");
   return v;
+}
+
+int JsonValue::as_positive_int32() const {
+  const int64_t v = as_positive_int();
+  if (v > std::numeric_limits<int32_t>::max()) fail("a positive integer below 2^31");
+  return static_cast<int>(v);
+}
+
+int JsonValue::as_non_negative_int32() const {
+  const int64_t v = as_non_negative_int();
+  if (v > std::numeric_limits<int32_t>::max()) fail("a non-negative integer below 2^31");
+  return static_cast<int>(v);
 }
 
 std::string JsonValue::as_enum(const std::vector<std::string>& choices) const {
@@ -229,26 +249,217 @@ JsonValue JsonDocument::root() const {
   return JsonValue(*source_->document, source_, "");
 }
 
+namespace {
+
+// "line L, column C" of byte offset `byte` (1-based lines and columns).
+std::string line_column(std::string_view text, size_t byte) {
+  size_t line = 1;
+  size_t column = 1;
+  const size_t limit = std::min(byte, text.size());
+  for (size_t i = 0; i < limit; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+// nlohmann's DOM builder plus what a located error needs: the JSON pointer of the value being read
+// and the nesting depth, checked as each container opens so that no recursive code (copy, dump,
+// destructor) ever sees a document deeper than kMaxJsonDepth. nlohmann's parser itself is
+// iterative. Duplicate keys are rejected too: the DOM would keep only the last one silently.
+class LocatedSax {
+ public:
+  using Json = nlohmann::json;
+
+  explicit LocatedSax(Json& root) : dom_(root, false) {}
+
+  bool null() { return value() && dom_.null(); }
+  bool boolean(bool v) { return value() && dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return value() && dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) {
+    return value() && dom_.number_float(v, s);
+  }
+  bool string(Json::string_t& v) { return value() && dom_.string(v); }
+  bool binary(Json::binary_t& v) { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) { return open(false) && dom_.start_object(n); }
+  bool start_array(std::size_t n) { return open(true) && dom_.start_array(n); }
+  bool end_object() { return close() && dom_.end_object(); }
+  bool end_array() { return close() && dom_.end_array(); }
+  bool key(Json::string_t& k) {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      failure_ = Failure{json_pointer_child(pointer(), k), std::nullopt,
+                         fmt::format("duplicate key '{}'", k), false};
+      return false;
+    }
+    f.key = k;
+    return dom_.key(k);
+  }
+  template <class Exception>
+  bool parse_error(std::size_t byte, const std::string& token, const Exception& e) {
+    if (e.id == 406) {  // number overflow: say which value, not only where the lexer stopped
+      failure_ = Failure{value_pointer(), byte,
+                         fmt::format("expected a number within the range of a double, got '{}'",
+                                     token.substr(0, 40)),
+                         false};
+    } else {
+      std::string what = e.what();
+      const auto pos = what.find("parse error");
+      if (pos != std::string::npos) what = what.substr(pos);
+      failure_ = Failure{"", byte, fmt::format("malformed JSON ({})", what), true};
+    }
+    return false;
+  }
+
+  struct Failure {
+    std::string pointer;
+    std::optional<size_t> byte;
+    std::string message;
+    bool syntax;  // not JSON at all, as opposed to JSON beyond a limit
+  };
+  const std::optional<Failure>& failure() const { return failure_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    size_t index = 0;  // of the next element (arrays)
+    std::string key;   // of the current member (objects)
+    std::set<std::string, std::less<>> keys;
+  };
+
+  // The pointer of the container being filled.
+  std::string pointer() const {
+    std::string out;
+    for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+      out = frames_[i].array ? out + "/" + std::to_string(frames_[i].index - 1)
+                             : json_pointer_child(out, frames_[i].key);
+    }
+    return out;
+  }
+  // The pointer of the value being read now.
+  std::string value_pointer() const {
+    if (frames_.empty()) return "";
+    const Frame& f = frames_.back();
+    return f.array ? pointer() + "/" + std::to_string(f.index)
+                   : json_pointer_child(pointer(), f.key);
+  }
+  bool value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+    return true;
+  }
+  bool open(bool array) {
+    value();
+    if (frames_.size() >= kMaxJsonDepth) {
+      frames_.push_back(Frame{array, 0, {}, {}});
+      failure_ = Failure{pointer(), std::nullopt,
+                         fmt::format("JSON nested deeper than {} levels", kMaxJsonDepth), false};
+      return false;
+    }
+    frames_.push_back(Frame{array, 0, {}, {}});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  std::vector<Frame> frames_;
+  std::optional<Failure> failure_;
+};
+
+struct Parsed {
+  nlohmann::json root;
+  std::optional<LocatedSax::Failure> failure;
+};
+
+Parsed parse_located(std::string_view text) {
+  Parsed out;
+  LocatedSax sax(out.root);
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax)) {
+    out.failure = sax.failure();
+    if (!out.failure) out.failure = LocatedSax::Failure{"", std::nullopt, "malformed JSON", true};
+  }
+  return out;
+}
+
+}  // namespace
+
 JsonDocument parse_json_text(std::string_view text, const std::string& name) {
-  try {
-    return JsonDocument(nlohmann::json::parse(text.begin(), text.end()), name);
-  } catch (const nlohmann::json::parse_error& e) {
-    size_t line = 1;
-    size_t column = 1;
-    const size_t limit = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    for (size_t i = 0; i < limit; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
+  Parsed p = parse_located(text);
+  if (const auto& f = p.failure) {
+    const std::string at = f->byte ? line_column(text, *f->byte == 0 ? 0 : *f->byte - 1) : "";
+    if (f->syntax) throw InputError(name, at, f->message);
+    throw InputError(name, f->pointer.empty() ? "/" : f->pointer,
+                     at.empty() ? f->message : fmt::format("{} ({})", f->message, at));
+  }
+  return JsonDocument(std::move(p.root), name);
+}
+
+std::optional<nlohmann::json> parse_json_value(std::string_view text, const std::string& where,
+                                               const std::string& pointer) {
+  Parsed p = parse_located(text);
+  if (!p.failure) return std::move(p.root);
+  if (p.failure->syntax) return std::nullopt;
+  throw InputError(where, pointer + p.failure->pointer, p.failure->message);
+}
+
+namespace {
+// The reference tokens of a pointer nlohmann has already validated, unescaped (RFC 6901).
+std::vector<std::string> pointer_tokens(const std::string& pointer) {
+  std::vector<std::string> out;
+  for (size_t start = 1; start <= pointer.size();) {
+    size_t end = pointer.find('/', start);
+    if (end == std::string::npos) end = pointer.size();
+    std::string token;
+    for (size_t i = start; i < end; ++i) {
+      if (pointer[i] == '~' && i + 1 < end) {
+        token.push_back(pointer[i + 1] == '1' ? '/' : '~');
+        ++i;
       } else {
-        ++column;
+        token.push_back(pointer[i]);
       }
     }
-    std::string what = e.what();
-    const auto pos = what.find("parse error");
-    if (pos != std::string::npos) what = what.substr(pos);
-    throw InputError(name, fmt::format("line {}, column {}", line, column),
-                     fmt::format("malformed JSON ({})", what));
+    out.push_back(std::move(token));
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+void set_at_pointer(nlohmann::json& doc, const std::string& pointer, nlohmann::json value,
+                    const std::string& where) {
+  try {
+    const nlohmann::json::json_pointer ptr(pointer);
+    // nlohmann grows an array to any index it is given; allow at most one past the end.
+    const nlohmann::json* node = &doc;
+    std::string walked;
+    for (const std::string& token : pointer_tokens(pointer)) {
+      if (node->is_array()) {
+        const bool index = !token.empty() && token.size() < 10 &&
+                           token.find_first_not_of("0123456789") == std::string::npos;
+        if (!index || std::stoul(token) > node->size()) {
+          throw InputError(where, pointer,
+                           fmt::format("expected an index between 0 and {} into the array at '{}'",
+                                       node->size(), walked.empty() ? "/" : walked));
+        }
+        if (std::stoul(token) == node->size()) break;
+        node = &(*node)[std::stoul(token)];
+      } else if (node->is_object() && node->contains(token)) {
+        node = &(*node)[token];
+      } else {
+        break;
+      }
+      walked = json_pointer_child(walked, token);
+    }
+    doc[ptr] = std::move(value);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where, pointer, fmt::format("cannot set this field ({})", e.what()));
   }
 }
 

@@ -49,6 +49,10 @@ class JsonValue {
   int64_t as_int() const;
   int64_t as_positive_int() const;
   int64_t as_non_negative_int() const;
+  /// The same, for values held in an `int` (counts, sizes of a plan): anything of 2^31 or more is
+  /// an error, never truncated.
+  int as_positive_int32() const;
+  int as_non_negative_int32() const;
   /// One of `choices`, else an error listing them.
   std::string as_enum(const std::vector<std::string>& choices) const;
 
@@ -109,11 +113,25 @@ class JsonDocument {
   std::shared_ptr<const JsonSource> source_;
 };
 
+/// Deepest nesting of arrays and objects any JSON input may have (docs/formats.md). Checked while
+/// parsing, so nothing recursive ever touches a deeper document.
+inline constexpr size_t kMaxJsonDepth = 64;
+
 /// Reads and parses a JSON file; unreadable files and malformed JSON throw InputError with the
-/// line and column of the problem.
+/// line and column of the problem; numbers beyond a double's range, duplicate keys and nesting
+/// deeper than kMaxJsonDepth throw with the JSON pointer of the value.
 JsonDocument load_json_file(const std::string& path);
 /// Parses JSON text; `name` is used in error messages.
 JsonDocument parse_json_text(std::string_view text, const std::string& name);
+/// A command-line value (`--set /pointer=text`): the parsed JSON, or nullopt when `text` is not
+/// JSON (a bare word, taken as a string by the caller). JSON that breaks the limits above still
+/// throws, located at `where` and `pointer`.
+std::optional<nlohmann::json> parse_json_value(std::string_view text, const std::string& where,
+                                               const std::string& pointer);
+/// doc[pointer] = value for a command-line assignment; a malformed pointer, a path through a
+/// scalar or an array index beyond the end is an InputError at `where` and `pointer`.
+void set_at_pointer(nlohmann::json& doc, const std::string& pointer, nlohmann::json value,
+                    const std::string& where);
 
 /// "/a/b" + "c" -> "/a/b/c", escaping '~' and '/' as RFC 6901 requires.
 std::string json_pointer_child(const std::string& parent, std::string_view key);

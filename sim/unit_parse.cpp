@@ -114,7 +114,13 @@ double parse_with(std::string_view text, const std::array<Suffix, N>& suffixes,
     throw UnitError(fmt::format("expected {}, got '{}' (the unit is missing)", what, text));
   }
   for (const Suffix& s : suffixes) {
-    if (unit == s.text) return value * s.scale;
+    if (unit != s.text) continue;
+    // The number is finite but its product with the unit may not be ("1e300 TB/s").
+    if (!std::isfinite(value * s.scale)) {
+      throw UnitError(
+          fmt::format("expected {}, got '{}' (too large: not finite in base units)", what, text));
+    }
+    return value * s.scale;
   }
   throw UnitError(fmt::format("expected {}, got '{}' (unknown unit '{}')", what, text, unit));
 }
@@ -122,7 +128,15 @@ double parse_with(std::string_view text, const std::array<Suffix, N>& suffixes,
 }  // namespace
 
 Time parse_time(std::string_view text) {
-  return Time::from_s(parse_with(text, kTimeSuffixes, "a time such as '1.5 us' or '20 ms'", false));
+  constexpr std::string_view what = "a time such as '1.5 us' or '20 ms'";
+  const double s = parse_with(text, kTimeSuffixes, what, false);
+  // Time counts picoseconds in an int64: anything longer would saturate into a wrong answer.
+  if (!(s * 1e12 < 9.2e18)) {
+    throw UnitError(
+        fmt::format("expected {}, got '{}' (longer than the {:.0f} days a time can hold)", what,
+                    text, Time::max().s() / 86400));
+  }
+  return Time::from_s(s);
 }
 
 Bytes parse_bytes(std::string_view text) {

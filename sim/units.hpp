@@ -16,6 +16,9 @@ class Time {
   constexpr Time() = default;
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(std::numeric_limits<int64_t>::max()); }
+  static constexpr Time min() { return Time(std::numeric_limits<int64_t>::min()); }
+  /// Whether this time reached the end of the representable range (107 days) and so is no answer.
+  constexpr bool is_saturated() const { return ps_ == std::numeric_limits<int64_t>::max(); }
   static constexpr Time from_ps(int64_t ps) { return Time(ps); }
   static Time from_ns(double ns) { return from_seconds_rounded(ns * 1e-9); }
   static Time from_us(double us) { return from_seconds_rounded(us * 1e-6); }
@@ -28,18 +31,28 @@ class Time {
   constexpr double ms() const { return static_cast<double>(ps_) * 1e-9; }
   constexpr double s() const { return static_cast<double>(ps_) * 1e-12; }
 
+  // Sums and integer multiples saturate at max() ("never") instead of overflowing, which would be
+  // undefined behaviour; callers that must not report a saturated time check is_saturated().
   constexpr Time& operator+=(Time o) {
-    ps_ += o.ps_;
+    *this = *this + o;
     return *this;
   }
   constexpr Time& operator-=(Time o) {
     ps_ -= o.ps_;
     return *this;
   }
-  friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
+  friend constexpr Time operator+(Time a, Time b) {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(a.ps_, b.ps_, &sum)) return b.ps_ > 0 ? max() : min();
+    return Time(sum);
+  }
   friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
-  friend constexpr Time operator*(Time a, int64_t k) { return Time(a.ps_ * k); }
-  friend constexpr Time operator*(int64_t k, Time a) { return Time(a.ps_ * k); }
+  friend constexpr Time operator*(Time a, int64_t k) {
+    int64_t product = 0;
+    if (__builtin_mul_overflow(a.ps_, k, &product)) return (a.ps_ > 0) == (k > 0) ? max() : min();
+    return Time(product);
+  }
+  friend constexpr Time operator*(int64_t k, Time a) { return a * k; }
   friend Time operator*(Time a, double k) { return from_seconds_rounded(a.s() * k); }
   friend constexpr double operator/(Time a, Time b) {
     return static_cast<double>(a.ps_) / static_cast<double>(b.ps_);
@@ -50,7 +63,8 @@ class Time {
   constexpr explicit Time(int64_t ps) : ps_(ps) {}
   static Time from_seconds_rounded(double s) {
     const double ps = std::round(s * 1e12);
-    if (ps >= 9.2e18) return max();
+    if (!(ps < 9.2e18)) return max();  // NaN too: never silently zero
+    if (ps <= -9.2e18) return min();
     return Time(static_cast<int64_t>(ps));
   }
   int64_t ps_ = 0;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The checks CI adds to the test suite: formatting, an AddressSanitizer + UndefinedBehaviorSanitizer
-# build with warnings as errors running every test, and a short libFuzzer run over the JSON readers.
+# build with warnings as errors running every test, and a deterministic libFuzzer run over every
+# reader of user input (a fixed seed and number of runs over the committed corpus; longer random
+# runs: tools/fuzz.sh SECONDS).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -23,13 +25,6 @@ cmake --build build-sanitize -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 
-echo "== libFuzzer over the JSON readers"
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DFABRICSIM_FUZZ=ON -DFABRICSIM_BENCH=OFF \
-  -DFABRICSIM_CUDA=OFF -DFABRICSIM_MPI=OFF >/dev/null
-cmake --build build-fuzz -j "$jobs" --target fuzz_json_readers
-mkdir -p build-fuzz/corpus
-cp tests/fuzz/corpus/* build-fuzz/corpus/
-build-fuzz/tests/fuzz/fuzz_json_readers -max_total_time=60 -max_len=65536 -timeout=10 \
-  -rss_limit_mb=2048 build-fuzz/corpus
+echo "== libFuzzer over every reader (seed 1, fixed run count: tools/fuzz.sh --ci)"
+"$root/tools/fuzz.sh" --ci
 echo "== CI checks passed"

@@ -15,6 +15,11 @@ void require_positive(sim::Bandwidth bw, const std::string& field) {
 
 void validate(const ClusterSpec& spec) {
   if (spec.gpus <= 0) throw SpecError("gpus", "expected a positive GPU count");
+  if (spec.gpus > kMaxGpus) {
+    throw SpecError("gpus", fmt::format("{} GPUs is more than the {} a cluster may have (the "
+                                        "graph alone would need about {:.0f} GiB)",
+                                        spec.gpus, kMaxGpus, spec.gpus * 8.0 / (1 << 20)));
+  }
   if (spec.gpus_per_server <= 0) {
     throw SpecError("gpus_per_server", "expected a positive number of GPUs per server");
   }
@@ -95,6 +100,15 @@ void validate(const ClusterSpec& spec) {
       throw SpecError("scale_out/leaf_down_ports",
                       fmt::format("a leaf with {} down ports cannot take the {} NICs of a server",
                                   so.leaf_down_ports, so.nics_per_server));
+    }
+    if (so.upper_tiers.size() > kMaxUpperTiers) {
+      throw SpecError("scale_out/tiers",
+                      fmt::format("expected at most {} tiers above the leaves, got {}",
+                                  kMaxUpperTiers, so.upper_tiers.size()));
+    }
+    if (so.max_tiers > static_cast<int>(kMaxUpperTiers) + 1) {
+      throw SpecError("scale_out/max_tiers",
+                      fmt::format("expected at most {} tiers", kMaxUpperTiers + 1));
     }
     for (size_t i = 0; i < so.upper_tiers.size(); ++i) {
       const ClosTier& t = so.upper_tiers[i];

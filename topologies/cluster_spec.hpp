@@ -56,6 +56,12 @@ struct ScaleOutSpec {
   std::string switch_model;
 };
 
+/// Largest cluster built (docs/cli.md): twice the largest one benchmarked in docs/performance.md;
+/// graph and step memory grow about linearly with GPUs, to roughly 2.5 GiB here at flow fidelity.
+inline constexpr int kMaxGpus = 262'144;
+/// Most switch tiers above the leaves a fabric may have (the topology JSON holds tiers 0..16).
+inline constexpr size_t kMaxUpperTiers = 8;
+
 struct ClusterSpec {
   std::string system = "custom";
   int gpus = 8;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "sim/input_error.hpp"
 
 namespace fabricsim::topologies {
@@ -9,6 +11,13 @@ namespace fabricsim::topologies {
 namespace {
 constexpr const char* kFormat = "fabricsim-topology";
 constexpr int kVersion = 1;
+
+// A pod index, or -1 for "none", held in an int32.
+int32_t pod_index(const sim::JsonValue& v) {
+  const int64_t x = v.as_int();
+  if (x < -1 || x > std::numeric_limits<int32_t>::max()) v.fail("a pod index >= -1 below 2^31");
+  return static_cast<int32_t>(x);
+}
 }  // namespace
 
 nlohmann::json topology_to_json(const Topology& t) {
@@ -66,12 +75,12 @@ Topology topology_from_json(const sim::JsonValue& root) {
   {
     sim::ObjectReader r = top.required("info").as_object();
     info.system = r.required("system").as_string();
-    info.gpus_per_server = static_cast<int>(r.required("gpus_per_server").as_non_negative_int());
-    info.gpus_per_domain = static_cast<int>(r.required("gpus_per_domain").as_non_negative_int());
-    info.nics_per_server = static_cast<int>(r.required("nics_per_server").as_non_negative_int());
-    info.rails = static_cast<int>(r.required("rails").as_non_negative_int());
-    info.planes = static_cast<int>(r.required("planes").as_positive_int());
-    info.scale_out_tiers = static_cast<int>(r.required("scale_out_tiers").as_non_negative_int());
+    info.gpus_per_server = r.required("gpus_per_server").as_non_negative_int32();
+    info.gpus_per_domain = r.required("gpus_per_domain").as_non_negative_int32();
+    info.nics_per_server = r.required("nics_per_server").as_non_negative_int32();
+    info.rails = r.required("rails").as_non_negative_int32();
+    info.planes = r.required("planes").as_positive_int32();
+    info.scale_out_tiers = r.required("scale_out_tiers").as_non_negative_int32();
     info.nvls = r.required("nvls").as_bool();
     info.collnet = r.required("collnet").as_bool();
     if (auto notes = r.optional("notes")) {
@@ -110,7 +119,7 @@ Topology topology_from_json(const sim::JsonValue& root) {
     n.plane = small_int("plane");
     if (auto pods = r.optional("pods")) {
       for (const auto& p : pods->as_array())
-        n.pods.push_back(static_cast<int32_t>(p.as_int()));
+        n.pods.push_back(pod_index(p));
     }
     r.finish();
     if (n.kind == NodeKind::gpu && (n.server < 0 || n.domain < 0)) {

@@ -9,18 +9,20 @@ namespace fabricsim::tools::cuda {
 ReportOutput::ReportOutput(const std::string& path, bool open)
     : path_(path), to_stdout_(path.empty() || path == "-") {
   if (to_stdout_ || !open) return;
-  file_.open(path_);
-  if (!file_) throw sim::InputError(path_, "", "cannot open output file for writing");
+  file_.emplace(path_);
 }
 
 void ReportOutput::write(const std::string& text) {
   if (to_stdout_) {
-    std::cout << text << std::flush;
+    std::cout << text;
+    sim::check_stream(std::cout, "<standard output>");
     return;
   }
-  file_ << text;
-  file_.close();
-  if (!file_) throw sim::InputError(path_, "", "could not write the output file");
+  if (!file_)
+    throw sim::InputError(path_, "", "the report file was not opened (or already written)");
+  file_->write(text);
+  file_->commit();
+  file_.reset();
 }
 
 }  // namespace fabricsim::tools::cuda

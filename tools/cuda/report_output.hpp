@@ -2,8 +2,10 @@
 // Where a bench tool writes its JSON report: standard output, or a file opened before measuring so
 // that a bad path fails in seconds, not after the sweep.
 
-#include <fstream>
+#include <optional>
 #include <string>
+
+#include "sim/file_write.hpp"
 
 namespace fabricsim::tools::cuda {
 
@@ -18,7 +20,7 @@ class ReportOutput {
  private:
   std::string path_;
   bool to_stdout_;
-  std::ofstream file_;
+  std::optional<sim::AtomicFile> file_;
 };
 
 }  // namespace fabricsim::tools::cuda

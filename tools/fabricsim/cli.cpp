@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <ostream>
 
+#include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "topologies/spec_error.hpp"
@@ -41,7 +42,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   for (auto& c : commands) {
     if (!c->selected()) continue;
     try {
-      return c->run(out, err);
+      const int code = c->run(out, err);
+      sim::check_stream(out, "<standard output>");  // a full disk must not exit 0
+      return code;
     } catch (const sim::InputError& e) {
       err << "fabricsim: " << e.what() << "\n";
       return 2;

@@ -2,11 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "sim/input_error.hpp"
 #include "sim/unit_parse.hpp"
 #include "topologies/spec_error.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
+
+CLI::Validator positive_count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
+          return fmt::format("expected a positive integer, got {}", text);
+        }
+        return {};
+      },
+      "POSITIVE");
+}
 
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text) {
   try {
@@ -53,6 +69,21 @@ models::System system_from_flags(const std::string& system, int gpus) {
   if (gpus <= 0) {
     throw sim::InputError(kCommandLine, "--gpus",
                           fmt::format("expected a positive GPU count, got {}", gpus));
+  }
+  if (const topologies::SystemPreset* p = topologies::find_system(system)) {
+    if (gpus > topologies::kMaxGpus) {
+      throw sim::InputError(
+          kCommandLine, "--gpus",
+          fmt::format("expected at most {} GPUs, got {}", topologies::kMaxGpus, gpus));
+    }
+    const int per_server = p->make(gpus).gpus_per_server;
+    if (gpus % per_server != 0) {
+      throw sim::InputError(
+          kCommandLine, "--gpus",
+          fmt::format("{} GPUs is not a multiple of the {} GPUs per server of {} (a collective "
+                      "over part of a server: --ranks)",
+                      gpus, per_server, system));
+    }
   }
   try {
     return models::make_system(system, gpus, kCommandLine, "--system");

@@ -2,6 +2,7 @@
 // Helpers shared by the commands: parsing unit-carrying flags and building systems with errors
 // that name the flag at fault.
 
+#include <CLI/CLI.hpp>
 #include <string>
 
 #include "models/collective_op.hpp"
@@ -12,6 +13,10 @@
 namespace fabricsim::tools {
 
 inline constexpr const char* kCommandLine = "<command line>";
+
+/// For count flags (--gpus, --tp, --global-batch, ...): a positive integer, else CLI11 exits 2
+/// with "--flag: expected a positive integer, got X".
+CLI::Validator positive_count();
 
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text);
 models::CollectiveOp parse_op_flag(const std::string& flag, const std::string& text);

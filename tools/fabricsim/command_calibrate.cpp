@@ -3,7 +3,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <tuple>
@@ -11,9 +10,11 @@
 #include "api/training_run.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/measurement_limits.hpp"
 #include "calibration/profile_fit.hpp"
 #include "models/compute_model.hpp"
 #include "models/system.hpp"
+#include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
@@ -31,9 +32,7 @@ std::string today() {
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) throw sim::InputError(path, "", "cannot open file for writing");
-  out << j.dump(1) << "\n";
+  sim::write_file(path, j.dump(1) + "\n");
 }
 
 class CalibrateCommand final : public Command {
@@ -86,12 +85,21 @@ class CalibrateCommand final : public Command {
       throw sim::InputError(kCommandLine, "--gemm/--nccl",
                             "expected at least one measurement file");
     }
+    for (const std::string& f : concat(gemm_files_, nccl_files_)) {
+      std::error_code ec;
+      if (f == output_ || std::filesystem::equivalent(f, output_, ec)) {
+        throw sim::InputError(kCommandLine, "--output",
+                              fmt::format("'{}' is also an input; the fit would overwrite it", f));
+      }
+    }
     const models::System system = system_from_flags(base_, 8);
     calibration::MeasurementSet data;
     std::vector<calibration::GemmMeasurement> held_out;
     for (const std::string& f : gemm_files_) {
       calibration::MeasurementSet m = calibration::import_measurements(f);
+      if (m.gemms.empty()) refuse_empty(f, m, "--gemm", "GEMM");
       m.collectives.clear();
+      calibration::check_measurement_limits(m, system.gpu);
       data.append(std::move(m));
     }
     if (holdout_ < 0 || holdout_ == 1) {
@@ -112,7 +120,9 @@ class CalibrateCommand final : public Command {
     }
     for (const std::string& f : nccl_files_) {
       calibration::MeasurementSet m = calibration::import_measurements(f);
+      if (m.collectives.empty()) refuse_empty(f, m, "--nccl", "collective");
       m.gemms.clear();
+      calibration::check_measurement_limits(m, system.gpu);
       data.append(std::move(m));
     }
     if (start_ != "builtin" && start_ != "defaults") {
@@ -162,6 +172,24 @@ class CalibrateCommand final : public Command {
     }
     if (!held_out.empty()) print_held_out(out, system.gpu, fitted, held_out);
     return 0;
+  }
+
+  static std::vector<std::string> concat(std::vector<std::string> a,
+                                         const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+
+  /// A file given to --gemm or --nccl that holds none of the measurements that flag fits.
+  [[noreturn]] static void refuse_empty(const std::string& file,
+                                        const calibration::MeasurementSet& m,
+                                        const std::string& flag, const std::string& kind) {
+    const std::string format = m.provenance.empty() ? "" : m.provenance.front().format;
+    throw sim::InputError(
+        file, "",
+        fmt::format("given to {} but holds no {} measurements (it is a {} file{})", flag, kind,
+                    format.empty() ? "measurement" : format,
+                    format == "cases_json" ? "; training cases are never fitted" : ""));
   }
 
   /// Predicted vs measured time of the GEMMs kept out of the fit.

@@ -1,11 +1,13 @@
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
+#include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
@@ -14,6 +16,12 @@
 namespace fabricsim::tools {
 namespace {
 
+// A sweep longer than this is a mistyped factor, not a study (nccl-tests' -f 2 from 8 B to 8 GiB
+// is 31 rows); docs/cli.md states both bounds.
+constexpr double kMaxRows = 10'000;
+// Sizes are written as integers; 2^53 bytes (8 PiB) is the largest a double holds exactly.
+constexpr double kMaxSizeBytes = 9007199254740992.0;
+
 class CollectiveCommand final : public Command {
  public:
   void add_to(CLI::App& app) override {
@@ -21,7 +29,8 @@ class CollectiveCommand final : public Command {
         "collective", "Predict what nccl-tests would measure: time, algbw and busbw per size");
     app_->add_option("--system", system_, "System preset")->default_val("dgx-h100");
     app_->add_option("--gpus", gpus_, "GPUs in the cluster")->default_val(8);
-    app_->add_option("--ranks", ranks_, "GPUs in the communicator (default: all)");
+    app_->add_option("--ranks", ranks_, "GPUs in the communicator (default: all)")
+        ->check(positive_count());
     app_->add_option("--op", op_,
                      "all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
                      "alltoall or sendrecv")
@@ -53,9 +62,15 @@ class CollectiveCommand final : public Command {
           kCommandLine, "--ranks",
           fmt::format("expected at most --gpus ({}) ranks, got {}", gpus_, ranks));
     }
+    std::optional<sim::AtomicFile> output;  // opened first: a bad path fails before simulating
+    if (!output_.empty()) output.emplace(output_);
     const models::CollectiveProfile profile = profile_from_option(calibration_, system).collective;
     models::CollectiveRequest request;
     request.op = parse_op_flag("--op", op_);
+    if (request.op == models::CollectiveOp::sendrecv && ranks < 2) {
+      throw sim::InputError(kCommandLine, ranks_ > 0 ? "--ranks" : "--gpus",
+                            "a sendrecv needs at least 2 ranks");
+    }
     request.ranks = models::first_ranks(ranks);
     request.collnet = collnet_;
     if (!algo_.empty()) request.algorithm = parse_algorithm_flag("--algo", algo_);
@@ -65,9 +80,22 @@ class CollectiveCommand final : public Command {
     if (max_bytes < min_bytes) {
       throw sim::InputError(kCommandLine, "--max-bytes", "expected a size >= --min-bytes");
     }
+    if (max_bytes > kMaxSizeBytes) {
+      throw sim::InputError(
+          kCommandLine, "--max-bytes",
+          fmt::format("expected a size of at most 2^53 bytes (8 PiB), got {}", max_bytes_));
+    }
     if (!(factor_ > 1)) {
       throw sim::InputError(kCommandLine, "--step-factor",
                             fmt::format("expected a factor > 1, got {}", factor_));
+    }
+    if (const double rows = std::floor(std::log(max_bytes / min_bytes) / std::log(factor_)) + 1;
+        !(rows <= kMaxRows)) {
+      throw sim::InputError(
+          kCommandLine, "--step-factor",
+          fmt::format("-b {} -e {} -f {} asks for {:.3g} rows; at most {:.0f} are allowed (raise "
+                      "the factor)",
+                      min_bytes_, max_bytes_, factor_, rows, kMaxRows));
     }
     if (backend_ != "flow" && backend_ != "analytical") {
       throw sim::InputError(kCommandLine, "--backend",
@@ -101,6 +129,13 @@ class CollectiveCommand final : public Command {
       } catch (const models::AlgorithmUnavailable& e) {
         throw sim::InputError(kCommandLine, request.algorithm ? "--algo" : "--op", e.what());
       }
+      if (r.time.is_saturated()) {
+        throw sim::InputError(
+            kCommandLine, "--max-bytes",
+            fmt::format("a {:.0f}-byte {} takes longer than the simulator's range of a time "
+                        "(107 days); check the size and the calibration profile's bandwidths",
+                        request.size_bytes, models::to_string(request.op)));
+      }
       const double count = std::floor(request.size_bytes / 4);
       nlohmann::json row = {{"size_bytes", static_cast<int64_t>(request.size_bytes)},
                             {"count", static_cast<int64_t>(count)},
@@ -132,21 +167,22 @@ class CollectiveCommand final : public Command {
                           {"calibration", profile.source},
                           {"rows", rows}};
     if (json_) out << doc.dump(2) << "\n";
-    if (!output_.empty()) {
-      std::ofstream file(output_);
-      if (!file) throw sim::InputError(output_, "", "cannot open file for writing");
+    if (output) {
+      std::string text;
       if (output_.ends_with(".csv")) {
-        file << "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
+        text = "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol\n";
         for (const nlohmann::json& row : rows) {
-          file << fmt::format("{},{},float,{:.3f},{:.3f},{:.3f},{},{}\n",
+          text += fmt::format("{},{},float,{:.3f},{:.3f},{:.3f},{},{}\n",
                               row["size_bytes"].get<int64_t>(), row["count"].get<int64_t>(),
                               row["time_us"].get<double>(), row["algbw_GBps"].get<double>(),
                               row["busbw_GBps"].get<double>(), row["algorithm"].get<std::string>(),
                               row["protocol"].get<std::string>());
         }
       } else {
-        file << doc.dump(2) << "\n";
+        text = doc.dump(2) + "\n";
       }
+      output->write(text);
+      output->commit();
     }
     return 0;
   }

@@ -1,9 +1,10 @@
 #include <fmt/format.h>
 
-#include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "api/training_run.hpp"
+#include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/commands.hpp"
@@ -24,17 +25,20 @@ class RunCommand final : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     api::Scenario scenario = options_.scenario(file_);
-    if (!trace_.empty()) scenario.simulation.trace = true;
+    std::optional<sim::AtomicFile> trace;  // opened first: a bad path fails before simulating
+    if (!trace_.empty()) {
+      trace.emplace(trace_);
+      scenario.simulation.trace = true;
+    }
     const api::TrainingReport report = api::run_training(scenario);
     if (json_) {
       out << api::report_to_json(report).dump(2) << "\n";
     } else {
       out << api::report_to_text(report);
     }
-    if (!trace_.empty() && report.step) {
-      std::ofstream f(trace_);
-      if (!f) throw sim::InputError(trace_, "", "cannot open file for writing");
-      f << models::trace_to_json(*report.step).dump() << "\n";
+    if (trace && report.step) {
+      trace->write(models::trace_to_json(*report.step).dump() + "\n");
+      trace->commit();
     }
     return report.step ? 0 : 3;
   }

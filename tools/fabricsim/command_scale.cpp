@@ -1,10 +1,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "api/scaling_study.hpp"
+#include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/cli_options.hpp"
@@ -48,13 +50,17 @@ class ScaleCommand final : public Command {
         ->allow_extra_args(false);
     app_->add_option("--gpu-counts", counts_, "GPU counts, ascending (comma separated)")
         ->delimiter(',')
-        ->allow_extra_args(false);
-    app_->add_option("--max-gpus", max_gpus_, "Run 8, 16, 32, ... up to this many GPUs");
+        ->allow_extra_args(false)
+        ->check(positive_count());
+    app_->add_option("--max-gpus", max_gpus_, "Run 8, 16, 32, ... up to this many GPUs")
+        ->check(positive_count());
     app_->add_option("--mode", mode_, "weak, strong or both");
     app_->add_option("--strong-global-batch", strong_batch_,
-                     "Global batch (sequences) held fixed in strong scaling");
+                     "Global batch (sequences) held fixed in strong scaling")
+        ->check(positive_count());
     app_->add_flag("--json", json_, "Print rows and summary as JSON at the end");
-    app_->add_option("--jsonl", jsonl_, "Append each row to this file as it finishes (JSON lines)");
+    app_->add_option("--jsonl", jsonl_,
+                     "Write each row to this new file as it finishes (JSON lines)");
   }
 
   int run(std::ostream& out, std::ostream&) override {
@@ -63,14 +69,20 @@ class ScaleCommand final : public Command {
     const std::string source = file_.empty() ? "<scenario>" : file_;
     const api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(doc, source).root());
 
-    std::ofstream jsonl;
+    std::optional<sim::AppendFile> jsonl;
     if (!jsonl_.empty()) {
-      jsonl.open(jsonl_, std::ios::app);
-      if (!jsonl) throw sim::InputError(jsonl_, "", "cannot open file for writing");
+      // Appending to an earlier study would mix its rows with these, duplicates included.
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(jsonl_, ec) &&
+          std::filesystem::file_size(jsonl_, ec) > 0) {
+        throw sim::InputError(jsonl_, "",
+                              "the file already holds rows; remove it or give a new file name");
+      }
+      jsonl.emplace(jsonl_);
     }
     std::string group;
     auto on_row = [&](const api::ScalingRow& r) {
-      if (jsonl.is_open()) jsonl << api::scaling_row_json(r).dump() << std::endl;
+      if (jsonl) jsonl->write(api::scaling_row_json(r).dump() + "\n");
       if (json_) return;
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
@@ -86,6 +98,7 @@ class ScaleCommand final : public Command {
     };
     if (!json_) out << header(doc, source) << std::flush;
     const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
+    if (jsonl) jsonl->close();
     if (json_) {
       nlohmann::json j = {{"rows", nlohmann::json::array()}};
       for (const api::ScalingRow& r : rows)

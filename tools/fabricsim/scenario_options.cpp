@@ -1,5 +1,7 @@
 #include "tools/fabricsim/scenario_options.hpp"
 
+#include <fmt/format.h>
+
 #include "tools/fabricsim/cli_options.hpp"
 
 namespace fabricsim::tools {
@@ -9,29 +11,41 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
   app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--system", system_, "System preset");
-  app.add_option("--gpus", gpus_, "Number of GPUs");
+  app.add_option("--gpus", gpus_, "Number of GPUs")->check(positive_count());
   app.add_option("--model", model_, "Model preset");
   if (plan_flags) {
-    app.add_option("--tp", tp_, "Tensor parallel size");
-    app.add_option("--pp", pp_, "Pipeline parallel size");
-    app.add_option("--dp", dp_, "Data parallel size (default: what is left)");
-    app.add_option("--cp", cp_, "Context parallel size");
-    app.add_option("--ep", ep_, "Expert parallel size");
-    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)");
-    app.add_option("--micro-batch", mb_, "Sequences per micro-batch");
+    app.add_option("--tp", tp_, "Tensor parallel size")->check(positive_count());
+    app.add_option("--pp", pp_, "Pipeline parallel size")->check(positive_count());
+    app.add_option("--dp", dp_, "Data parallel size (default: what is left)")
+        ->check(positive_count());
+    app.add_option("--cp", cp_, "Context parallel size")->check(positive_count());
+    app.add_option("--ep", ep_, "Expert parallel size")->check(positive_count());
+    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")
+        ->check(positive_count());
+    app.add_option("--micro-batch", mb_, "Sequences per micro-batch")->check(positive_count());
   }
-  app.add_option("--global-batch", gbs_, "Sequences per step");
-  app.add_option("--seq-len", seq_, "Training sequence length");
-  if (plan_flags) app.add_option("--zero", zero_, "ZeRO stage (0-3)");
+  app.add_option("--global-batch", gbs_, "Sequences per step")->check(positive_count());
+  app.add_option("--seq-len", seq_, "Training sequence length")->check(positive_count());
+  if (plan_flags) app.add_option("--zero", zero_, "ZeRO stage (0-3)")->check(CLI::Range(0, 3));
   app.add_option("--precision", precision_, "bf16, fp16, fp8, mxfp8 or nvfp4");
   if (plan_flags) app.add_option("--recompute", recompute_, "none, selective or full");
   app.add_option("--task", task_, "pretrain, sft or lora");
   app.add_option("--backend", backend_, "flow or analytical");
   app.add_option("--calibration", calibration_, "Calibration profile JSON");
   app.add_flag("--ignore-memory", ignore_memory_, "Simulate plans that do not fit in HBM");
+  app.add_flag("--collnet", collnet_,
+               "Let NCCL use IB SHARP (CollNet, NCCL_COLLNET_ENABLE=1) where the fabric has it");
 }
 
 nlohmann::json ScenarioOptions::document(const std::string& file) const {
+  // Checked before the file is read: in "--set /x 2" the 2 would be taken as the scenario file.
+  for (const std::string& a : sets_) {
+    if (a.find('=') == std::string::npos) {
+      throw sim::InputError(
+          kCommandLine, "--set",
+          fmt::format("expected /json/pointer=value, got '{}' (no spaces around '=')", a));
+    }
+  }
   nlohmann::json doc = api::default_scenario_json();
   if (!file.empty()) doc = sim::load_json_file(file).root().raw();
   std::vector<std::string> sets;
@@ -61,6 +75,7 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (!backend_.empty()) set("/simulation/backend", backend_);
   if (!calibration_.empty()) set("/calibration", calibration_);
   if (ignore_memory_) set("/simulation/ignore_memory", true);
+  if (collnet_) set("/simulation/collnet", true);
   api::apply_assignments(doc, sets, kCommandLine);
   api::apply_assignments(doc, sets_, kCommandLine);
   return doc;

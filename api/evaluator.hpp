@@ -1,0 +1,87 @@
+#pragma once
+// The one way to evaluate training plans on a cluster. An Evaluator resolves a scenario's cluster
+// once (system preset, GPU, host CPU, topology, calibration profile) and then evaluates any
+// number of plans on it: `prepare` lowers a scenario's model, plan and training into a workload
+// and checks its memory; `evaluate` simulates one step and derives the metrics. A plan that does
+// not divide or does not fit is a result (Infeasible, with the reason), not an exception.
+//
+// Evaluators are thread-safe: evaluate() and prepare() are const and may run concurrently. Routes
+// and collective schedules are cached per evaluator (one cache per concurrent caller, reused by
+// the next), so many plans on one cluster plan each collective once.
+//
+//   api::Evaluator cluster(scenario);                      // builds the topology
+//   api::PreparedPlan p = cluster.prepare(variant);        // workload + memory, once per plan
+//   api::StepEvaluation e = cluster.evaluate(p, api::Fidelity::analytical);
+//   if (e.infeasible) ... e.infeasible->reason; else ... e.metrics.mfu
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/infeasible.hpp"
+#include "api/scenario.hpp"
+#include "api/training_run.hpp"
+#include "calibration/profile.hpp"
+#include "models/memory_model.hpp"
+#include "models/step_simulator.hpp"
+#include "models/system.hpp"
+#include "models/workload.hpp"
+
+namespace fabricsim::api {
+
+/// How a step is simulated: analytical (every transfer at its uncontended time) or flow (flows
+/// share the links of the topology, max-min fair).
+enum class Fidelity { analytical, flow };
+Fidelity fidelity_of(models::Backend backend);
+models::Backend backend_of(Fidelity fidelity);
+
+/// A scenario lowered on an evaluator's cluster: what evaluating it needs, built once.
+struct PreparedPlan {
+  Scenario scenario;
+  std::optional<Infeasible> problem;  ///< the plan does not divide (then nothing else is set)
+  models::Workload workload;
+  models::MemoryReport memory;
+};
+
+/// One simulated step: infeasible, or the step and its metrics.
+struct StepEvaluation {
+  std::optional<Infeasible> infeasible;
+  std::optional<models::StepResult> step;  ///< also set for an ignored memory overflow
+  TrainingMetrics metrics;
+  double simulate_wall_s = 0;
+};
+
+class Evaluator {
+ public:
+  /// Resolves the cluster of `scenario` (its system, GPU count, fabric overrides and calibration
+  /// profile; the topology the scenario reader built is reused). Throws sim::InputError for an
+  /// unreadable profile and topologies::SpecError for a fabric that cannot be built.
+  explicit Evaluator(const Scenario& scenario);
+  ~Evaluator();
+  Evaluator(Evaluator&&) noexcept;
+  Evaluator& operator=(Evaluator&&) noexcept;
+
+  const models::System& system() const;
+  const calibration::CalibrationProfile& profile() const;
+  /// "built-in profile of <system>" or the profile's path.
+  const std::string& calibration_source() const;
+
+  /// Lowers `scenario` (which must be on this cluster: same system and GPU count, else
+  /// std::invalid_argument) and checks its memory.
+  PreparedPlan prepare(const Scenario& scenario) const;
+  /// Simulates one step of a prepared plan.
+  StepEvaluation evaluate(const PreparedPlan& plan, Fidelity fidelity) const;
+  /// prepare + evaluate, as the report `run` prints; a plan that does not divide yields a report
+  /// with `infeasible` set and nothing else.
+  TrainingReport evaluate(const Scenario& scenario, Fidelity fidelity) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// The metrics of a step of `workload` under `scenario` on `gpu`.
+TrainingMetrics training_metrics(const Scenario& scenario, const models::Workload& workload,
+                                 const models::StepResult& step, const topologies::GpuSpec& gpu);
+
+}  // namespace fabricsim::api

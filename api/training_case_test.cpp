@@ -1,0 +1,104 @@
+#include "api/training_case.hpp"
+
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "api/scenario.hpp"
+#include "models/parallel_plan.hpp"
+#include "sim/json_reader.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::api;
+
+namespace {
+
+/// A DeepSeek-V3-shaped MoE/MLA case as the Megatron-Bridge table gives it: 61 layers on
+/// pp 4 x vp 4 = 16 virtual stages (61 does not divide by 16), EP 64 folded into DP.
+calibration::Case moe_case() {
+  calibration::Case c;
+  c.id = "moe";
+  c.kind = calibration::CaseKind::training;
+  c.system = "gb200-nvl72";
+  c.gpus = 256;
+  c.precision = "bf16";
+  calibration::CaseModel m;
+  m.name = "DeepSeek-V3";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.ffn = 18432;
+  m.heads = 128;
+  m.vocab = 129280;
+  m.seq_len = 4096;
+  m.attention = "mla";
+  m.mla = calibration::CaseMla{1536, 512, 128, 64, 128};
+  calibration::CaseMoe e;
+  e.experts = 256;
+  e.top_k = 8;
+  e.expert_ffn = 2048;
+  e.shared_experts = 1;
+  e.dense_layers = 3;
+  m.moe = e;
+  c.model = m;
+  calibration::CaseParallelism p;
+  p.tp = 1;
+  p.pp = 4;
+  p.vp = 4;
+  p.ep = 64;
+  p.micro_batch = 1;
+  p.global_batch = 2048;
+  c.parallelism = p;
+  return c;
+}
+
+Scenario read(const nlohmann::json& doc) {
+  return read_scenario(sim::JsonDocument(doc, "case").root());
+}
+
+}  // namespace
+
+TEST_CASE("an MoE/MLA case keeps its experts and latent-attention dims", "[validate]") {
+  const Scenario s = read(training_case_scenario(moe_case()));
+  REQUIRE(s.model.moe);
+  CHECK(s.model.moe->experts == 256);
+  CHECK(s.model.moe->top_k == 8);
+  CHECK(s.model.moe->expert_ffn == 2048);
+  CHECK(s.model.moe->shared_experts == 1);
+  // An unstated shared-expert width is a routed expert's.
+  CHECK(s.model.moe->shared_expert_ffn == 2048);
+  CHECK(s.model.moe->dense_layers == 3);
+  CHECK(s.model.moe->moe_layer_freq == 1);
+  CHECK(models::moe_layer_count(s.model) == 58);
+  REQUIRE(s.model.mla);
+  CHECK(s.model.mla->kv_lora_rank == 512);
+  CHECK(s.model.mla->qk_rope_head_dim == 64);
+  CHECK(s.model.kv_heads == 128);
+  CHECK(s.plan.ep == 64);
+}
+
+TEST_CASE("a case whose layers do not divide into the stages gives the ends fewer", "[validate]") {
+  const Scenario s = read(training_case_scenario(moe_case()));
+  const std::vector<int> per = models::layers_per_virtual_stage(s.plan, s.model.layers);
+  REQUIRE(per.size() == 16);
+  CHECK(std::accumulate(per.begin(), per.end(), 0) == 61);
+  // ceil(61 / 16) = 4 for every middle stage; the 3 surplus come off the last and first.
+  for (size_t i = 1; i + 1 < per.size(); ++i)
+    CHECK(per[i] == 4);
+  CHECK(per.front() + per.back() == 61 - 14 * 4);
+  CHECK(per.back() <= per.front());
+}
+
+TEST_CASE("a dense case stays dense and its unknown fields take the defaults", "[validate]") {
+  calibration::Case c = moe_case();
+  c.model->moe.reset();
+  c.model->mla.reset();
+  c.model->attention.reset();
+  c.model->kv_heads = 8;
+  c.model->layers = 64;
+  c.parallelism->ep.reset();
+  const Scenario s = read(training_case_scenario(c));
+  CHECK_FALSE(s.model.moe);
+  CHECK_FALSE(s.model.mla);
+  CHECK(s.model.kv_heads == 8);
+  CHECK(s.plan.ep == 1);
+  CHECK(models::layers_per_virtual_stage(s.plan, 64) == std::vector<int>(16, 4));
+}

@@ -1,0 +1,72 @@
+#include "models/comm_cache.hpp"
+
+#include "models/collective_runner.hpp"
+#include "sim/analytical_network.hpp"
+
+namespace fabricsim::models {
+
+CommCache::CommCache(const System& system, const CollectiveProfile& profile,
+                     topologies::RoutingStrategy routing, bool collnet)
+    : system_(system),
+      profile_(profile),
+      collnet_(collnet),
+      router_(*system.topology, routing),
+      capacities_(link_capacities(system, profile)),
+      usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
+
+std::shared_ptr<const Schedule> CommCache::collective(const std::vector<uint32_t>& group,
+                                                      CollectiveOp op, double bytes) {
+  auto key = std::make_tuple(static_cast<int>(op), bytes, group);
+  auto it = collectives_.find(key);
+  if (it != collectives_.end()) return it->second;
+  CollectiveRequest request;
+  request.op = op;
+  request.size_bytes = bytes;
+  request.ranks = group;
+  request.collnet = collnet_;
+  auto schedule = plan_collective(system_, profile_, router_, request).schedule;
+  collectives_.emplace(std::move(key), schedule);
+  return schedule;
+}
+
+std::shared_ptr<const Schedule> CommCache::p2p(uint32_t from, uint32_t to, double bytes) {
+  const auto key = std::make_tuple(from, to, bytes);
+  auto it = p2p_.find(key);
+  if (it != p2p_.end()) return it->second;
+  auto s = std::make_shared<Schedule>();
+  s->op = CollectiveOp::sendrecv;
+  s->algorithm = Algorithm::direct;
+  s->ranks = 2;
+  s->size_bytes = bytes;
+  const bool same = system_.topology->domain_of_rank(from) == system_.topology->domain_of_rank(to);
+  s->latency =
+      profile_.launch_overhead +
+      (same ? profile_.p2p_latency_intra : profile_.p2p_latency_inter) * profile_.latency_scale;
+  Phase phase;
+  Transfer t;
+  t.src = from;
+  t.dst = to;
+  t.bytes = bytes;
+  phase.transfers.push_back(t);
+  s->phases.push_back(std::move(phase));
+  p2p_.emplace(key, s);
+  return s;
+}
+
+sim::Time CommCache::isolated_time(const std::shared_ptr<const Schedule>& schedule) {
+  auto it = durations_.find(schedule.get());
+  if (it != durations_.end()) return it->second;
+  const sim::Time t = CollectiveRunner::isolated_time(*schedule, router_, usable_);
+  durations_.emplace(schedule.get(), t);
+  return t;
+}
+
+bool CommCache::spans_domains(const std::vector<uint32_t>& group) const {
+  const auto d = system_.topology->domain_of_rank(group.front());
+  for (uint32_t r : group) {
+    if (system_.topology->domain_of_rank(r) != d) return true;
+  }
+  return false;
+}
+
+}  // namespace fabricsim::models

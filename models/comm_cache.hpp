@@ -1,0 +1,67 @@
+#pragma once
+// What evaluating many plans on one cluster can share: the router (its route cache), the link
+// capacities, and collective schedules with their uncontended durations, keyed by the ranks of
+// the group rather than by a plan's placement. One cache serves one system, collective profile
+// and routing strategy; it is not thread-safe (give each thread its own).
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "models/collective_model.hpp"
+#include "models/collective_profile.hpp"
+#include "models/collective_schedule.hpp"
+#include "models/system.hpp"
+#include "sim/network.hpp"
+#include "sim/units.hpp"
+#include "topologies/router.hpp"
+
+namespace fabricsim::models {
+
+class CommCache {
+ public:
+  /// `collnet`: collectives may use IB SHARP where the fabric has it (NCCL_COLLNET_ENABLE=1).
+  CommCache(const System& system, const CollectiveProfile& profile,
+            topologies::RoutingStrategy routing, bool collnet);
+  CommCache(const CommCache&) = delete;
+  CommCache& operator=(const CommCache&) = delete;
+
+  /// Whether this cache was built for exactly these (same objects, same strategy).
+  bool serves(const System& system, const CollectiveProfile& profile,
+              topologies::RoutingStrategy routing, bool collnet) const {
+    return &system == &system_ && &profile == &profile_ && routing == router_.strategy() &&
+           collnet == collnet_;
+  }
+
+  const System& system() const { return system_; }
+  const CollectiveProfile& profile() const { return profile_; }
+  topologies::Router& router() { return router_; }
+  const std::vector<sim::LinkCapacity>& capacities() const { return capacities_; }
+
+  /// The schedule NCCL's tuner picks for `op` of `bytes` over `group` (cached).
+  std::shared_ptr<const Schedule> collective(const std::vector<uint32_t>& group, CollectiveOp op,
+                                             double bytes);
+  /// A point-to-point send of `bytes` from GPU `from` to GPU `to` (cached).
+  std::shared_ptr<const Schedule> p2p(uint32_t from, uint32_t to, double bytes);
+  /// Duration of a schedule of this cache alone on the fabric (cached per schedule).
+  sim::Time isolated_time(const std::shared_ptr<const Schedule>& schedule);
+
+  /// Whether the GPUs of `group` sit in more than one scale-up domain.
+  bool spans_domains(const std::vector<uint32_t>& group) const;
+
+ private:
+  const System& system_;
+  const CollectiveProfile& profile_;
+  bool collnet_;
+  topologies::Router router_;
+  std::vector<sim::LinkCapacity> capacities_;
+  std::vector<double> usable_;
+  std::map<std::tuple<int, double, std::vector<uint32_t>>, std::shared_ptr<const Schedule>>
+      collectives_;
+  std::map<std::tuple<uint32_t, uint32_t, double>, std::shared_ptr<const Schedule>> p2p_;
+  std::unordered_map<const Schedule*, sim::Time> durations_;
+};
+
+}  // namespace fabricsim::models

@@ -1,0 +1,114 @@
+#pragma once
+// MoE token dispatch and combine as DeepEP V1 runs them (deepseek-ai/DeepEP, docs/legacy.md and
+// the kernels in csrc/kernels/legacy). A pure function of the EP group's shape, the routing and the
+// per-GPU link rates, so the training step and `validate` share it.
+//
+// Normal kernels (training, prefill): a token goes once over RDMA to every node that holds one of
+// its experts (to the GPU of the same local index there), which forwards it over NVLink to the
+// GPUs of that node that hold its experts; within one node the tokens go straight over NVLink.
+// Combine is the same traffic reversed (with BF16 payloads). Node-limited routing (DeepSeek-V3's
+// top-k groups, one group per node) bounds the nodes a token reaches.
+// Low-latency kernels (decode): every (token, expert) pair is its own message, over NVLink to GPUs
+// of the same node and RDMA (IBGDA) to the others; the time is a fixed cost that grows with the
+// rank count plus the slower of the two paths.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "models/collective_profile.hpp"
+#include "models/group_layout.hpp"
+#include "models/system.hpp"
+
+namespace fabricsim::models {
+
+enum class MoeKernel { deepep_normal, deepep_low_latency };
+enum class MoeDirection { dispatch, combine };
+
+std::optional<MoeKernel> parse_moe_kernel(std::string_view text);
+std::string_view to_string(MoeKernel k);
+
+/// DeepEP's kernel behaviour beyond the link rates, each from public DeepEP data (see
+/// docs/models.md "MoE dispatch and combine").
+struct MoeKernelProfile {
+  /// Normal kernels: NVLink bytes actually crossing a GPU's links per second, as a fraction of
+  /// the NVLink line rate. DeepEP #16: H20 (18 x 25 GB/s per direction) intranode EP8 reaches
+  /// 337.35 GB/s counting local-rank traffic, i.e. 337.35 x 7/8 / 450 = 0.656.
+  double normal_nvlink_efficiency = 0.656;
+  /// Normal kernels: RDMA bytes on the wire per second over the NIC line rate. DeepEP README
+  /// (V2 table, SM90 + CX7, EP 8x2): 90 GB/s with local traffic counted = 45 of 50 GB/s.
+  double normal_rdma_efficiency = 0.90;
+  /// Normal internode kernels forward RDMA-received tokens to their NVLink peers with warps of the
+  /// kernel's SMs: logical NVLink bytes per second per SM. DeepEP #493: H200 (450 GB/s NVLink),
+  /// EP16, 24 SMs: 133.78 (BF16 dispatch) and 145.16 GB/s (combine) NVL, the same as H800's
+  /// ~140 GB/s at half the NVLink bandwidth (DeepEP #285), so the SMs bind: 139.5 / 24.
+  double normal_forward_GBps_per_sm = 5.81;
+  /// Low-latency kernels' fixed cost (kernel, signalling, waiting for every rank) at one rank
+  /// and its growth per doubling of the EP size, fitted to DeepEP's first, pure-RDMA low-latency
+  /// table (commit ebfe47e, EP8-256 on H800, bytes at the NIC's 0.96 x line rate): dispatch
+  /// 15.7 us, combine 38.6 us, +2.64 us per doubling.
+  double ll_dispatch_base_us = 15.7;
+  double ll_combine_base_us = 38.6;
+  double ll_per_doubling_us = 2.64;
+  /// Low-latency kernels move each message with plain loads/stores (NVLink) or IBGDA writes
+  /// (RDMA) at the links' bulk rates: NCCL's modelled fractions of line rate, as in the
+  /// collective profile (nvlink_efficiency, network_efficiency).
+  double ll_nvlink_efficiency = 0.824;
+  double ll_rdma_efficiency = 0.96;
+  std::string source = "DeepEP issues #16, #285, #493; README V2 table; legacy table at ebfe47e";
+};
+
+struct MoeAlltoallRequest {
+  MoeKernel kernel = MoeKernel::deepep_normal;
+  MoeDirection direction = MoeDirection::dispatch;
+  int ranks = 8;           ///< EP group size
+  int ranks_per_node = 8;  ///< EP ranks per NVLink domain (DeepEP's NVL peers)
+  double tokens_per_rank = 4096;
+  int hidden = 7168;
+  int top_k = 8;
+  std::optional<int> topk_groups;  ///< node-limited routing: nodes a token may reach
+  int experts = 256;               ///< routed experts over the group
+  bool fp8 = false;                ///< FP8 payload with one FP32 scale per 128 values
+  int sms = 24;                    ///< SMs the normal kernels run on
+};
+
+/// Per-GPU, per-direction line rates of the two paths (GB/s).
+struct MoeLinkRates {
+  double nvlink_GBps = 0;
+  double rdma_GBps = 0;
+};
+
+/// Line rates of one GPU of `group` on `system`: its NVLink links, and its share of the NICs of
+/// its NVLink domain.
+MoeLinkRates moe_link_rates(const System& system, const GroupLayout& group);
+/// The kernel profile with the low-latency link efficiencies of a collective profile.
+MoeKernelProfile moe_kernel_profile(const CollectiveProfile& collective);
+
+struct MoeAlltoallResult {
+  double seconds = 0;
+  /// Bytes per GPU as DeepEP's tests count them (local-rank/local-node traffic included): NVLink
+  /// = tokens received by a GPU; RDMA = tokens sent once per node reached (normal) or per
+  /// (token, expert) pair (low latency).
+  double nvlink_bytes = 0;
+  double rdma_bytes = 0;
+  /// DeepEP's reported "bottleneck bandwidth": RDMA bytes / time across nodes, NVLink bytes /
+  /// time inside one (GB/s).
+  double bottleneck_bw_GBps = 0;
+  std::string reported_link;  ///< "rdma" or "nvlink": which bytes bottleneck_bw_GBps counts
+  std::string binding;        ///< what sets the time: "nvlink", "rdma", "sm-forwarding", "latency"
+  double distinct_nodes = 1;  ///< expected nodes a token reaches
+  double distinct_ranks = 1;  ///< expected ranks a token reaches
+};
+
+/// Expected number of distinct bins hit when `picks` of `bins` x `per_bin` items are drawn
+/// without replacement (uniform routing of top-k experts onto ranks or nodes).
+double expected_distinct_bins(double bins, double per_bin, int picks);
+
+/// Bytes of one token's payload: hidden x 2 (BF16), or hidden x (1 + 4/128) for FP8 with
+/// per-128 FP32 scales (DeepEP's fp8_factor); low-latency FP8 messages add a 16-byte header.
+double moe_token_bytes(const MoeAlltoallRequest& request);
+
+MoeAlltoallResult moe_alltoall(const MoeAlltoallRequest& request, const MoeLinkRates& rates,
+                               const MoeKernelProfile& profile = {});
+
+}  // namespace fabricsim::models
