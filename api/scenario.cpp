@@ -96,6 +96,7 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   sc.system = preset.as_string();
   const topologies::SystemPreset* p = topologies::find_system(sc.system);
   if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+  sc.system = p->name;  // an alias names its preset
   sc.gpus = r.required("gpus").as_positive_int32();
   sc.cluster = p->make(sc.gpus);
   if (auto routing = r.optional("routing")) {

@@ -132,3 +132,42 @@ TEST_CASE("cli: plan ranks a published plan against the search", "[cli][plan]") 
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("no training case with id \"no-such-case\""));
 }
+
+TEST_CASE("cli: size", "[cli][size]") {
+  const std::vector<std::string> small = {
+      "size",      "--model", "llama2-7b", "--set", "/model/layers=18", "--global-batch", "256",
+      "--seq-len", "4096",    "--tokens",  "200B"};
+  std::vector<std::string> args = small;
+  args.insert(args.end(), {"--days", "10", "--systems", "dgx-h100,vr-nvl144", "--json"});
+  const CliResult r = run_fabricsim(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["tokens"].get<double>() == 2e11);
+  REQUIRE(j["systems"].size() == 2);
+  CHECK(j["systems"][1]["system"] == "vr-nvl72");  // the alias names the preset
+  for (const auto& row : j["systems"]) {
+    CHECK(row["met"] == true);
+    CHECK(row["days"].get<double>() <= 10);
+    CHECK(row["plan"]["parallelism"].contains("tp"));
+    CHECK(row["cost"]["facility_MW"].get<double>() > 0);
+  }
+  CHECK(j["systems"][0]["cost"]["capital_usd"].is_number());
+  CHECK(j["systems"][1]["cost"]["capital_usd"].is_null());  // no published price
+
+  args = small;
+  args.insert(args.end(), {"--days", "0.001", "--systems", "dgx-h100", "--max-gpus", "32"});
+  const CliResult impossible = run_fabricsim(args);
+  CHECK(impossible.code == 3);
+  CHECK_THAT(impossible.err, Catch::Contains("cannot meet 0.001 days"));
+
+  const CliResult zero = run_fabricsim({"size", "--tokens", "0", "--days", "10"});
+  CHECK(zero.code == 2);
+  CHECK_THAT(zero.err, Catch::Contains("--tokens"));
+  const CliResult unknown =
+      run_fabricsim({"size", "--tokens", "1T", "--days", "10", "--systems", "dgx-h900"});
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown system \"dgx-h900\""));
+  const CliResult neither = run_fabricsim({"size", "--tokens", "1T"});
+  CHECK(neither.code == 2);
+}

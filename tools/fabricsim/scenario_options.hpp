@@ -22,6 +22,7 @@ class ScenarioOptions {
   api::Scenario search_base(const std::string& file) const;
   nlohmann::json document(const std::string& file) const;
   const std::string& system() const { return system_; }
+  int gpus() const { return gpus_; }  ///< 0 when --gpus was not given
 
  private:
   std::vector<std::string> sets_;
