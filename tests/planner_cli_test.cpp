@@ -171,3 +171,43 @@ TEST_CASE("cli: size", "[cli][size]") {
   const CliResult neither = run_fabricsim({"size", "--tokens", "1T"});
   CHECK(neither.code == 2);
 }
+
+TEST_CASE("cli: compare", "[cli][compare]") {
+  // Slower NICs slow only the data-parallel reduction across servers.
+  const CliResult r = run_fabricsim({"compare", "--gpus", "16", "--backend", "analytical", "--vary",
+                                     "/system/fabric/nic_bandwidth=400Gbps,100Gbps", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 3);
+  const nlohmann::json& base = j["rows"][0];
+  const nlohmann::json& same = j["rows"][1];  // 400 Gb/s is the preset's own NIC speed
+  const nlohmann::json& slow = j["rows"][2];
+  CHECK(base["step_change"].get<double>() == 0);
+  CHECK(same["label"] == "/system/fabric/nic_bandwidth=400Gbps");
+  CHECK(same["step_change"].get<double>() == Approx(0).margin(1e-12));
+  CHECK(same["moved"].is_null());
+  CHECK(slow["step_change"].get<double>() > 0);
+  CHECK(slow["throughput_change"].get<double>() < 0);
+  CHECK(slow["moved"] == "DP");
+  CHECK(slow["moved_s"].get<double>() > 0);
+  CHECK(slow["relative_efficiency"].get<double>() ==
+        Approx(1 + slow["throughput_change"].get<double>()));
+  // The cost per million tokens is the rental price over the throughput.
+  const double tokens_per_s = base["run"]["tokens_per_s"];
+  CHECK(base["usd_per_million_tokens"].get<double>() ==
+        Approx(3.0 * 16 / (tokens_per_s * 3600) * 1e6));
+
+  const CliResult text = run_fabricsim(
+      {"compare", "--backend", "analytical", "--vary", "/training/global_batch=32,128"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("(baseline)"));
+  CHECK_THAT(text.out, Catch::Contains("/training/global_batch=128"));
+
+  CHECK(run_fabricsim({"compare"}).code == 2);
+  const CliResult bad = run_fabricsim({"compare", "--vary", "training/global_batch=32"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("/json/pointer=v1,v2"));
+  const CliResult unknown = run_fabricsim({"compare", "--vary", "/training/batch=32"});
+  CHECK(unknown.code == 2);
+}

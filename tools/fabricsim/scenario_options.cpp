@@ -20,8 +20,7 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
         ->check(positive_count());
     app.add_option("--cp", cp_, "Context parallel size")->check(positive_count());
     app.add_option("--ep", ep_, "Expert parallel size")->check(positive_count());
-    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")
-        ->check(positive_count());
+    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")->check(positive_count());
     app.add_option("--micro-batch", mb_, "Sequences per micro-batch")->check(positive_count());
   }
   app.add_option("--global-batch", gbs_, "Sequences per step")->check(positive_count());
