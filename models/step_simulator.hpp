@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "models/collective_model.hpp"
-#include "models/comm_cache.hpp"
 #include "models/compute_profile.hpp"
 #include "models/parallel_plan.hpp"
+#include "models/step_cache.hpp"
 #include "models/system.hpp"
 #include "models/workload.hpp"
 #include "topologies/router.hpp"
@@ -108,7 +108,7 @@ struct StepResult {
 /// many plans on one cluster share them; without it the step uses a cache of its own.
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, CommCache* cache = nullptr);
+                         const StepOptions& options, StepCache* cache = nullptr);
 
 /// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
 /// link (its rate in GB/s over time, flow backend).
