@@ -11,6 +11,7 @@
 #include "calibration/profile.hpp"
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shared_reference.hpp"
 
 using namespace fabricsim;
 using fabricsim::testing::CliResult;
@@ -21,7 +22,7 @@ using fabricsim::testing::ScratchDir;
 namespace {
 
 std::string shared_case(const std::string& file) {
-  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
+  return fabricsim::testing::shared_case(file);
 }
 
 std::string measurement(const std::string& file) {
@@ -192,6 +193,7 @@ TEST_CASE("cli: a run that does not fit in memory exits 3 with the breakdown", "
 }
 
 TEST_CASE("cli: validate --json reports rows and summaries with the documented keys", "[cli]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const CliResult r =
       run_fabricsim({"validate", "--cases", shared_case("dev-collectives.json"), "--json"});
   INFO(r.err);
