@@ -312,3 +312,11 @@ TEST_CASE("cli: scale runs a weak-scaling study and writes JSON lines", "[cli]")
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--mode") && Catch::Contains("weak, strong or both"));
 }
+
+TEST_CASE("cli: --version prints the version and the commit", "[cli]") {
+  const CliResult r = run_fabricsim({"--version"});
+  REQUIRE(r.code == 0);
+  CHECK(std::regex_match(
+      r.out,
+      std::regex(R"(fabricsim \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)\n)")));
+}
