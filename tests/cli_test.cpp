@@ -177,7 +177,7 @@ TEST_CASE("cli: a run that does not fit in memory exits 3 with the breakdown", "
   CHECK_THAT(r.out, Catch::Contains("DOES NOT FIT"));
   const std::regex memory(
       R"(memory \(stage 0\): [0-9.]+ of [0-9.]+ GiB: weights [0-9.]+, gradients [0-9.]+, )"
-      R"(optimizer [0-9.]+, activations [0-9.]+ \(\d+ chunks in flight\), framework [0-9.]+)");
+      R"(optimizer [0-9.]+, activations [0-9.]+ \(\d+ micro-batch chunks in flight\), framework [0-9.]+)");
   CHECK(std::regex_search(r.out, memory));
   CHECK_THAT(r.out, Catch::Contains("\ninfeasible: "));
   CHECK_THAT(r.out, Catch::Contains("--ignore-memory"));
