@@ -52,18 +52,18 @@ struct Evaluator::State {
   std::mutex mutex;
   std::vector<std::unique_ptr<models::StepCache>> idle;
 
-  std::unique_ptr<models::StepCache> take(topologies::RoutingStrategy routing) {
+  std::unique_ptr<models::StepCache> take(topologies::RoutingStrategy routing, bool collnet) {
     {
       const std::lock_guard lock(mutex);
       for (auto it = idle.begin(); it != idle.end(); ++it) {
-        if ((*it)->serves(system, profile.collective, routing)) {
+        if ((*it)->serves(system, profile.collective, routing, collnet)) {
           auto cache = std::move(*it);
           idle.erase(it);
           return cache;
         }
       }
     }
-    return std::make_unique<models::StepCache>(system, profile.collective, routing);
+    return std::make_unique<models::StepCache>(system, profile.collective, routing, collnet);
   }
 
   void give_back(std::unique_ptr<models::StepCache> cache) {
@@ -136,7 +136,7 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
   }
   models::StepOptions options = p.scenario.simulation;
   options.backend = backend_of(fidelity);
-  std::unique_ptr<models::StepCache> cache = state_->take(options.routing);
+  std::unique_ptr<models::StepCache> cache = state_->take(options.routing, options.collnet);
   const auto start = std::chrono::steady_clock::now();
   e.step = models::simulate_step(state_->system, state_->profile.collective, p.workload,
                                  p.scenario.plan, options, cache.get());

@@ -232,9 +232,17 @@ Scenario read_scenario(const sim::JsonValue& root) {
     }
     if (auto v = r.optional("full_ranks")) sc.simulation.full_ranks = v->as_bool();
     if (auto v = r.optional("pp_all_instances")) sc.simulation.pp_all_instances = v->as_bool();
+    if (auto v = r.optional("collnet")) {
+      sc.simulation.collnet = v->as_bool();
+      if (sc.simulation.collnet && !(sc.cluster.scale_out && sc.cluster.scale_out->collnet)) {
+        v->fail_message(
+            "this system's fabric has no in-network reduction (SHARP); see system.fabric.collnet");
+      }
+    }
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
+  read_operations(top, sc.operations);
   top.finish();
   return sc;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/operations_scenario.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/step_simulator.hpp"
 #include "models/transformer.hpp"
@@ -33,6 +34,7 @@ struct Scenario {
   models::StepOptions simulation;
   models::LoweringOptions lowering;
   bool ignore_memory = false;
+  OperationsSpec operations;  ///< reliability, checkpoint and storage (api/operations_scenario)
 };
 
 /// The embedded default scenario: Llama 3 8B pre-training at sequence length 8192 with NeMo's

@@ -88,6 +88,8 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   if (m.time_to_train_days > 0) j["time_to_train_days"] = m.time_to_train_days;
   j["critical_stage"] = r.step->critical_stage;
   j["breakdown"] = breakdown_json(r.step->stages[static_cast<size_t>(r.step->critical_stage)]);
+  j["op_classes"] =
+      models::op_class_json(models::op_class_seconds(r.workload, r.step->critical_stage));
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& b : r.step->stages)
     stages.push_back(breakdown_json(b));

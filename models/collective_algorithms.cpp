@@ -257,7 +257,9 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
         nvls_local(b, g, size * (nd - 1) / nd, size / nd);
       }
       if (domains > 1) {
-        require(op == CollectiveOp::all_reduce, "multi-domain NVLS runs all_reduce only");
+        // NVLS + IB SHARP (NCCL with CollNet): each member's lane carries its 1/p slice of the
+        // domain's partial result through the fabric's aggregation tree. All-gather and
+        // reduce-scatter move the same lane volume (the switch trees gather or reduce it).
         for (int c = 0; c < p; ++c)
           aggregation(b, g, router, c, size / pd);
       }

@@ -55,7 +55,25 @@ NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
     }
   }
   s.bw_intra = intra_total / s.channels;
-  s.bw_inter = s.nodes > 1 ? inter_total / s.channels : s.bw_intra;
+  // A channel crosses between nodes through one NIC, at no more than the fastest inter-node
+  // speed NCCL's search tries (nccl-tuning-model.json graph_search_speeds: 48 GB/s before SM100,
+  // 96 from SM100): many NICs per node (an NVL72 rack's 72) do not make one channel faster.
+  double nic_max = 0;
+  if (!group.domains.empty()) {
+    for (uint32_t r : group.domains.front()) {
+      const topologies::NodeId nic = t.gpu_nic(r);
+      if (nic == topologies::kNoNode) continue;
+      for (topologies::LinkId l : t.out_links(nic)) {
+        if (t.link(l).kind == topologies::LinkKind::network) {
+          nic_max =
+              std::max(nic_max, t.link(l).bandwidth.gbytes_per_s() * profile.network_efficiency);
+        }
+      }
+    }
+  }
+  const double top_speed = system.gpu.generation >= topologies::GpuGeneration::blackwell ? 96 : 48;
+  s.bw_inter = s.nodes > 1 ? std::min({inter_total / s.channels, nic_max, top_speed}) : s.bw_intra;
+  s.bw_nvls_inter = s.nodes > 1 ? std::min(nic_max, top_speed) : s.bw_intra;
   // NCCL enables NVLS and CollNet only when every node contributes the same number of GPUs.
   s.nvls = t.info().nvls && s.nvlink && group.ppn > 1 && group.uniform;
   s.collnet = collnet && t.info().collnet && group.uniform;
@@ -147,13 +165,16 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
       algorithm_wire_factor(chosen->algorithm, chosen->protocol, shape, profile, correction);
   if (chosen->algorithm == Algorithm::nvls || chosen->algorithm == Algorithm::nvls_tree) {
     schedule->switch_wire_factor = shape.channels / (shape.channels - 1.0) / profile.nvls_factor;
-    // NVLS runs scatter -> multimem reduce/broadcast -> gather as a three-stage pipeline over
-    // loops of channels x heads x chunk bytes: filling and draining it costs two loops at the
-    // algorithm's bandwidth, which is what keeps mid-size NVLS below its asymptote.
+    // NVLS pipelines loops of channels x heads x chunk bytes; filling the pipeline costs one loop
+    // at the algorithm's bandwidth inside a domain, and one more per level of the inter-domain
+    // tree a loop climbs (NVLS tree), which is what keeps mid-size NVLS below its asymptote.
     if (chosen->algbw_GBps > 0) {
       const double loop = NcclTuner::nvls_loop_bytes(chosen->algorithm, request.size_bytes, shape);
-      schedule->latency +=
-          sim::Time::from_s(1 * std::min(loop, request.size_bytes) / (chosen->algbw_GBps * 1e9));
+      const double depth = chosen->algorithm == Algorithm::nvls_tree
+                               ? 2 * std::max(1.0, std::ceil(std::log2(shape.nodes)))
+                               : 1.0;
+      schedule->latency += sim::Time::from_s(depth * std::min(loop, request.size_bytes) /
+                                             (chosen->algbw_GBps * 1e9));
     }
   }
   schedule->max_busbw_GBps =

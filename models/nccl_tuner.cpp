@@ -138,7 +138,8 @@ double bus_bandwidth(CollectiveOp op, Algorithm a, Protocol p, const NcclCommSha
     const double ppn = s.ppn();
     double intra = s.bw_intra * kNvlsEfficiency[gen] * (nch - 1) / nch *
                    (op == CollectiveOp::all_reduce ? 2.0 : (ppn - 1) / ppn);
-    double inter = s.bw_inter * (a == Algorithm::nvls_tree && s.nodes <= 2 ? 2.0 : 1.0);
+    const double nvls_inter = s.bw_nvls_inter > 0 ? s.bw_nvls_inter : s.bw_inter;
+    double inter = nvls_inter * (a == Algorithm::nvls_tree && s.nodes <= 2 ? 2.0 : 1.0);
     double b = std::min(intra, inter);
     if (a == Algorithm::nvls_tree) b = std::min(b, kPerChMaxNvlsTreeBw[gen][col]);
     bus = nch * b;

@@ -25,6 +25,9 @@ struct NcclCommShape {
   bool nvlink = true;   ///< intra-node path is NVLink (else PCIe)
   double bw_intra = 0;  ///< per channel, GB/s
   double bw_inter = 0;  ///< per channel, GB/s
+  /// Inter-node speed of the NVLS graph's channels, one per head GPU and its NIC (GB/s); what
+  /// NVLS and NVLS tree use as interBw.
+  double bw_nvls_inter = 0;
   int channels = 16;
   bool nvls = false;     ///< NVLink SHARP available
   bool collnet = false;  ///< CollNet (IB SHARP) plugin enabled

@@ -6,9 +6,10 @@
 namespace fabricsim::models {
 
 StepCache::StepCache(const System& system, const CollectiveProfile& profile,
-                     topologies::RoutingStrategy routing)
+                     topologies::RoutingStrategy routing, bool collnet)
     : system_(system),
       profile_(profile),
+      collnet_(collnet),
       router_(*system.topology, routing),
       capacities_(link_capacities(system, profile)),
       usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
@@ -22,6 +23,7 @@ std::shared_ptr<const Schedule> StepCache::collective(const std::vector<uint32_t
   request.op = op;
   request.size_bytes = bytes;
   request.ranks = group;
+  request.collnet = collnet_;
   auto schedule = plan_collective(system_, profile_, router_, request).schedule;
   collectives_.emplace(std::move(key), schedule);
   return schedule;

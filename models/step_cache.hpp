@@ -23,15 +23,17 @@ namespace fabricsim::models {
 
 class StepCache {
  public:
+  /// `collnet`: collectives may use IB SHARP where the fabric has it (NCCL_COLLNET_ENABLE=1).
   StepCache(const System& system, const CollectiveProfile& profile,
-            topologies::RoutingStrategy routing);
+            topologies::RoutingStrategy routing, bool collnet);
   StepCache(const StepCache&) = delete;
   StepCache& operator=(const StepCache&) = delete;
 
   /// Whether this cache was built for exactly these (same objects, same strategy).
   bool serves(const System& system, const CollectiveProfile& profile,
-              topologies::RoutingStrategy routing) const {
-    return &system == &system_ && &profile == &profile_ && routing == router_.strategy();
+              topologies::RoutingStrategy routing, bool collnet) const {
+    return &system == &system_ && &profile == &profile_ && routing == router_.strategy() &&
+           collnet == collnet_;
   }
 
   const System& system() const { return system_; }
@@ -56,6 +58,7 @@ class StepCache {
  private:
   const System& system_;
   const CollectiveProfile& profile_;
+  bool collnet_;
   topologies::Router router_;
   std::vector<sim::LinkCapacity> capacities_;
   std::vector<double> usable_;

@@ -934,8 +934,8 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
                          const Workload& workload, const ParallelPlan& plan,
                          const StepOptions& options, StepCache* cache) {
   std::optional<StepCache> own;
-  if (cache == nullptr || !cache->serves(system, collective, options.routing)) {
-    cache = &own.emplace(system, collective, options.routing);
+  if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
+    cache = &own.emplace(system, collective, options.routing, options.collnet);
   }
   StepResult result;
   sim::Simulation simulation;

@@ -34,6 +34,7 @@ struct StepOptions {
   bool full_ranks = false;        ///< simulate every GPU instead of one per stage
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
+  bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
   int busiest_links = 8;
 };
 

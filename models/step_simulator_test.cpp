@@ -356,7 +356,7 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
   const CollectiveProfile profile = default_collective_profile(gpu);
   const Workload w = workload_of(s);
   StepOptions options = with_backend(Backend::analytical);
-  StepCache cache(system, profile, options.routing);
+  StepCache cache(system, profile, options.routing, options.collnet);
   const StepResult r = simulate_step(system, profile, w, s.plan, options, &cache);
 
   const Placement placement(s.plan, s.gpus);

@@ -105,6 +105,7 @@ class ProgramBuilder {
     for (WorkOp& op : p.ops) {
       if (op.kind == WorkOp::Kind::compute) {
         op.seconds *= factor;
+        op.overhead *= factor;
         p.compute_seconds += op.seconds;
       }
     }
@@ -117,8 +118,9 @@ class ProgramBuilder {
     w.kind = WorkOp::Kind::compute;
     w.name = name;
     w.compute = kind;
-    w.seconds = std::max(seconds * (1.0 + contended_) + profile_.kernel_gap.s(),
-                         profile_.kernel_launch.s());
+    const double work = seconds * (1.0 + contended_);
+    w.seconds = std::max(work + profile_.kernel_gap.s(), profile_.kernel_launch.s());
+    w.overhead = w.seconds - work;
     w.flops = flops;
     program_.ops.push_back(w);
     program_.compute_seconds += w.seconds;
@@ -547,7 +549,54 @@ struct LayerEmitter {
   }
 };
 
+void add_op_classes(const PassProgram& pass, double times, OpClassSeconds& out) {
+  for (const WorkOp& op : pass.ops) {
+    if (op.kind != WorkOp::Kind::compute) continue;
+    const std::string_view name = op.name;
+    const double work = (op.seconds - op.overhead) * times;
+    out.launch_gaps += op.overhead * times;
+    if (name.starts_with("cast") || name == "fp8_scale") {
+      out.fp8 += work;
+    } else if (name.starts_with("router") || name.starts_with("permute") ||
+               name.starts_with("unpermute")) {
+      out.moe_routing += work;
+    } else if (name.starts_with("loss")) {
+      out.loss += work;
+    } else if (op.compute == ComputeKind::gemm && !name.starts_with("attn")) {
+      out.gemm += work;
+    } else if (op.compute == ComputeKind::attention || name.starts_with("attn") ||
+               name.starts_with("softmax")) {
+      out.attention += work;
+    } else {
+      out.memory += work;
+    }
+  }
+}
+
 }  // namespace
+
+OpClassSeconds op_class_seconds(const Workload& w, int stage) {
+  OpClassSeconds out;
+  const StageWork& sw = w.stages.at(static_cast<size_t>(stage));
+  for (const ChunkWork& c : sw.chunks) {
+    add_op_classes(c.forward, w.microbatches, out);
+    add_op_classes(c.backward, w.microbatches, out);
+  }
+  out.optimizer = sw.optimizer_seconds;
+  return out;
+}
+
+nlohmann::json op_class_json(const OpClassSeconds& c) {
+  return {{"gemm_s", c.gemm},
+          {"attention_s", c.attention},
+          {"memory_bound_s", c.memory},
+          {"loss_s", c.loss},
+          {"fp8_overhead_s", c.fp8},
+          {"moe_routing_s", c.moe_routing},
+          {"launch_gaps_s", c.launch_gaps},
+          {"optimizer_s", c.optimizer},
+          {"total_s", c.total()}};
+}
 
 Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& plan,
                         const TrainingConfig& training, const topologies::GpuSpec& gpu,

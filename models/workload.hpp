@@ -6,6 +6,7 @@
 // activations each micro-batch keeps alive, and the optimizer step. Compute durations are fixed
 // here from the compute model; communication is timed by whoever executes the programs.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,10 @@ struct WorkOp {
   const char* name = "";
   ComputeKind compute = ComputeKind::gemm;
   double seconds = 0;  ///< compute duration on an otherwise idle GPU
-  double flops = 0;    ///< FLOPs the kernel executes
+  /// Part of `seconds` that is not the kernel's own work: the gap between dependent kernels and
+  /// the wait for a launch that takes longer than the kernel (host-bound).
+  double overhead = 0;
+  double flops = 0;  ///< FLOPs the kernel executes
   GroupKind group = GroupKind::tp;
   CollectiveOp op = CollectiveOp::all_reduce;
   double bytes = 0;  ///< nccl-tests "size" of the collective
@@ -109,6 +113,26 @@ struct LoweringOptions {
   /// document): SQuAD-like samples.
   int sft_document_tokens = 256;
 };
+
+/// Where a stage's compute time goes, per step (all micro-batches, forward and backward,
+/// recomputation included, on an otherwise idle GPU), so each mechanism can be checked alone.
+struct OpClassSeconds {
+  double gemm = 0;         ///< weight GEMMs (dense and grouped expert GEMMs)
+  double attention = 0;    ///< attention kernels (flash, or the unfused score GEMMs)
+  double memory = 0;       ///< norms, rotary, activations, residuals, softmax, embedding
+  double loss = 0;         ///< cross-entropy over the vocabulary, forward and backward
+  double fp8 = 0;          ///< low-precision casts, transposes and scale (amax) updates
+  double moe_routing = 0;  ///< router GEMMs, token permutation and unpermutation
+  double launch_gaps = 0;  ///< kernel gaps and host-bound launches (the `overhead` of each op)
+  double optimizer = 0;
+  double total() const {
+    return gemm + attention + memory + loss + fp8 + moe_routing + launch_gaps + optimizer;
+  }
+};
+
+OpClassSeconds op_class_seconds(const Workload& workload, int stage);
+/// {"gemm_s": ..., "attention_s": ..., ..., "total_s": ...}
+nlohmann::json op_class_json(const OpClassSeconds& c);
 
 Workload build_workload(const TransformerConfig& model, const ParallelPlan& plan,
                         const TrainingConfig& training, const topologies::GpuSpec& gpu,

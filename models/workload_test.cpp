@@ -325,3 +325,29 @@ TEST_CASE("pipeline stages hold their layers, the embedding first and the head l
     params += s.dense_params;
   CHECK(params == Approx(count_parameters(c.model).total).epsilon(1e-6));
 }
+
+TEST_CASE("the op-class breakdown adds up to the stage's compute and names each mechanism",
+          "[workload]") {
+  auto check = [](const Case& c, bool fp8, bool moe) {
+    const Workload w = build(c);
+    const OpClassSeconds k = op_class_seconds(w, 0);
+    double compute = 0;
+    for (const ChunkWork& chunk : w.stages[0].chunks)
+      compute += (chunk.forward.compute_seconds + chunk.backward.compute_seconds) * w.microbatches;
+    CHECK(k.total() == Approx(compute + w.stages[0].optimizer_seconds).epsilon(1e-9));
+    CHECK(k.gemm > 0);
+    CHECK(k.attention > 0);
+    CHECK(k.memory > 0);
+    CHECK(k.loss > 0);
+    CHECK(k.launch_gaps > 0);
+    CHECK((k.fp8 > 0) == fp8);
+    CHECK((k.moe_routing > 0) == moe);
+  };
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  check(dense, false, false);
+  dense.training.precision = Precision::fp8;
+  check(dense, true, false);
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  check(moe, false, true);
+}

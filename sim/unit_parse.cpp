@@ -117,8 +117,8 @@ double parse_with(std::string_view text, const std::array<Suffix, N>& suffixes,
     if (unit != s.text) continue;
     // The number is finite but its product with the unit may not be ("1e300 TB/s").
     if (!std::isfinite(value * s.scale)) {
-      throw UnitError(fmt::format("expected {}, got '{}' (too large: infinite in {})", what, text,
-                                  suffixes.front().text));
+      throw UnitError(
+          fmt::format("expected {}, got '{}' (too large: not finite in base units)", what, text));
     }
     return value * s.scale;
   }

@@ -17,7 +17,7 @@ class Time {
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(std::numeric_limits<int64_t>::max()); }
   static constexpr Time min() { return Time(std::numeric_limits<int64_t>::min()); }
-  /// Whether this time reached the end of the representable range (106 days) and so is no answer.
+  /// Whether this time reached the end of the representable range (107 days) and so is no answer.
   constexpr bool is_saturated() const { return ps_ == std::numeric_limits<int64_t>::max(); }
   static constexpr Time from_ps(int64_t ps) { return Time(ps); }
   static Time from_ns(double ns) { return from_seconds_rounded(ns * 1e-9); }

@@ -121,11 +121,14 @@ ClusterSpec dgx_h800(int gpus) {
   ClusterSpec s = base("dgx-h800", gpus, 8);
   s.nvlink = nvswitch(8, 8, 8, 25, {2, 2, 2, 2}, 64, true);
   s.pcie = pcie(4, kPcieGen5, kPcieGen5, kPcieGen5);
-  s.scale_out = fabric(8, 400, 64, 32, 32, "64-port 400G InfiniBand (MPFT plane)", false);
+  s.scale_out = fabric(8, 400, 64, 32, 32, "64-port 400G InfiniBand (MPFT plane)", true);
   s.scale_out->plane_per_rail = true;
   s.notes.push_back(
       "H800 NVLink link count is not published: 8 links x 50 GB/s bidirectional (derived from "
       "400 GB/s), spread over the 4 NVSwitch chips of an HGX board (assumption).");
+  s.notes.push_back(
+      "64-port 400G InfiniBand switches are Quantum-2 (NDR) parts, which have SHARPv3 [QM97-UM]; "
+      "whether DeepSeek enables it is not stated (CollNet stays off unless asked for).");
   return s;
 }
 
@@ -217,10 +220,11 @@ ClusterSpec azure_gb200_4gpu(int gpus) {
   ClusterSpec s = base("azure-gb200-4gpu", gpus, 4);
   s.nvlink = nvswitch(4, 4, 18, 50, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen5, kPcieGen5, kPcieGen5);
-  s.scale_out = fabric(4, 400, 64, 32, 32, "NDR InfiniBand (64 ports)", false);
+  s.scale_out = fabric(4, 400, 64, 32, 32, "NDR InfiniBand (64 ports)", true);
   s.notes.push_back(
       "Each VM is its own 4-GPU NVLink domain here (the rack's switch trays seen from one tray); "
-      "the inter-VM fabric is taken as a non-blocking NDR fat tree.");
+      "the inter-VM fabric is taken as a non-blocking NDR fat tree of Quantum-2 switches (SHARPv3, "
+      "[QM97-UM]).");
   return s;
 }
 

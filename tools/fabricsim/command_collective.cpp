@@ -133,7 +133,7 @@ class CollectiveCommand final : public Command {
         throw sim::InputError(
             kCommandLine, "--max-bytes",
             fmt::format("a {:.0f}-byte {} takes longer than the simulator's range of a time "
-                        "(106 days); check the size and the calibration profile's bandwidths",
+                        "(107 days); check the size and the calibration profile's bandwidths",
                         request.size_bytes, models::to_string(request.op)));
       }
       const double count = std::floor(request.size_bytes / 4);

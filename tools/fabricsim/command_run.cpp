@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <optional>
 #include <ostream>
 
 #include "api/training_run.hpp"

@@ -30,6 +30,8 @@ void ScenarioOptions::add_to(CLI::App& app) {
   app.add_option("--backend", backend_, "flow or analytical");
   app.add_option("--calibration", calibration_, "Calibration profile JSON");
   app.add_flag("--ignore-memory", ignore_memory_, "Simulate plans that do not fit in HBM");
+  app.add_flag("--collnet", collnet_,
+               "Let NCCL use IB SHARP (CollNet, NCCL_COLLNET_ENABLE=1) where the fabric has it");
 }
 
 nlohmann::json ScenarioOptions::document(const std::string& file) const {
@@ -70,6 +72,7 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (!backend_.empty()) set("/simulation/backend", backend_);
   if (!calibration_.empty()) set("/calibration", calibration_);
   if (ignore_memory_) set("/simulation/ignore_memory", true);
+  if (collnet_) set("/simulation/collnet", true);
   api::apply_assignments(doc, sets, kCommandLine);
   api::apply_assignments(doc, sets_, kCommandLine);
   return doc;

@@ -25,6 +25,7 @@ class ScenarioOptions {
   int gpus_ = 0, tp_ = 0, pp_ = 0, dp_ = 0, cp_ = 0, ep_ = 0, vp_ = 0, mb_ = 0, gbs_ = 0, seq_ = 0,
       zero_ = -1;
   bool ignore_memory_ = false;
+  bool collnet_ = false;
 };
 
 }  // namespace fabricsim::tools

@@ -1,0 +1,131 @@
+#include "api/operations_scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/unit_parse.hpp"
+
+namespace fabricsim::api {
+namespace {
+
+models::FailureRate read_rate(const sim::JsonValue& v) {
+  try {
+    return models::parse_failure_rate(v.as_string());
+  } catch (const sim::UnitError& e) {
+    v.fail_message(e.what());
+  }
+}
+
+void read_failure(const sim::JsonValue& v, models::FailureClass& c) {
+  sim::ObjectReader r = v.as_object();
+  if (auto rate = r.optional("rate")) {
+    c.rate = read_rate(*rate);
+    c.source = "scenario";
+  }
+  if (auto b = r.optional("blast")) {
+    c.blast = b->as_enum({"job", "degrade"}) == "job" ? models::BlastRadius::job
+                                                      : models::BlastRadius::degrade;
+  }
+  if (auto s = r.optional("slowdown")) c.slowdown = s->as_fraction();
+  if (auto n = r.optional("needs_repair")) c.needs_repair = n->as_bool();
+  r.finish();
+}
+
+void read_reliability(const sim::JsonValue& v, OperationsSpec& ops) {
+  sim::ObjectReader r = v.as_object();
+  if (auto level = r.optional("recovery")) {
+    ops.recovery = level->as_enum({"manual", "automated"}) == "manual"
+                       ? models::RecoveryLevel::manual
+                       : models::RecoveryLevel::automated;
+  }
+  if (auto t = r.optional("detection")) ops.detection_s = t->as_time_or_zero().s();
+  if (auto t = r.optional("isolation")) ops.isolation_s = t->as_time_or_zero().s();
+  if (auto t = r.optional("restart")) ops.restart_s = t->as_time_or_zero().s();
+  if (auto t = r.optional("repair")) ops.repair_s = t->as_time().s();
+  if (auto n = r.optional("spare_nodes"))
+    ops.spare_nodes = static_cast<int>(n->as_non_negative_int());
+  if (auto f = r.optional("spare_fraction")) ops.spare_fraction = f->as_fraction();
+  if (auto p = r.optional("planned")) {
+    const models::FailureRate rate = read_rate(*p);
+    if (rate.scope != models::FailureScope::job) p->fail("a rate per job, such as '0.9/job-day'");
+    ops.planned_per_hour = rate.per_hour;
+  }
+  if (auto f = r.optional("failures")) {
+    sim::ObjectReader fr = f->as_object();
+    for (models::FailureClass& c : ops.failures) {
+      if (auto cv = fr.optional(c.name)) read_failure(*cv, c);
+    }
+    fr.finish();
+  }
+  r.finish();
+}
+
+void read_checkpoint(const sim::JsonValue& v, models::CheckpointSpec& ck) {
+  sim::ObjectReader r = v.as_object();
+  if (auto m = r.optional("mode")) {
+    ck.mode = m->as_enum({"sync", "async"}) == "sync" ? models::CheckpointMode::sync
+                                                      : models::CheckpointMode::async;
+  }
+  if (auto i = r.optional("interval")) {
+    const std::string s = i->as_string();
+    if (s == "daly") {
+      ck.rule = models::IntervalRule::daly;
+    } else if (s == "young") {
+      ck.rule = models::IntervalRule::young;
+    } else {
+      try {
+        ck.interval_s = sim::parse_time(s).s();
+      } catch (const sim::UnitError&) {
+        i->fail("\"daly\", \"young\" or a time such as \"30 min\"");
+      }
+      if (ck.interval_s <= 0) i->fail("a positive time");
+      ck.rule = models::IntervalRule::fixed;
+    }
+  }
+  if (auto p = r.optional("parallel_save")) ck.parallel_save = p->as_bool();
+  if (auto b = r.optional("snapshot_bandwidth"))
+    ck.snapshot_bytes_per_s = b->as_bandwidth().bytes_per_s();
+  if (auto s = r.optional("size")) ck.state_bytes = s->as_bytes().count();
+  r.finish();
+}
+
+void read_storage(const sim::JsonValue& v, OperationsSpec& ops) {
+  sim::ObjectReader r = v.as_object();
+  models::StorageSpec& s = ops.storage;
+  if (auto b = r.optional("write_bandwidth")) s.write_bytes_per_s = b->as_bandwidth().bytes_per_s();
+  if (auto b = r.optional("read_bandwidth")) s.read_bytes_per_s = b->as_bandwidth().bytes_per_s();
+  if (auto b = r.optional("per_node_bandwidth"))
+    s.per_node_bytes_per_s = b->as_bandwidth().bytes_per_s();
+  if (auto b = r.optional("shares_fabric")) s.shares_fabric = b->as_bool();
+  if (auto b = r.optional("bytes_per_token")) ops.bytes_per_token = b->as_positive_number();
+  if (auto a = r.optional("read_amplification")) {
+    ops.read_amplification = a->as_positive_number();
+    if (ops.read_amplification < 1) a->fail("a factor of at least 1");
+  }
+  r.finish();
+}
+
+}  // namespace
+
+void read_operations(sim::ObjectReader& top, OperationsSpec& out) {
+  if (auto v = top.optional("reliability")) read_reliability(*v, out);
+  if (auto v = top.optional("checkpoint")) read_checkpoint(*v, out.checkpoint);
+  if (auto v = top.optional("storage")) read_storage(*v, out);
+}
+
+models::RecoverySpec resolve_recovery(const OperationsSpec& ops, models::RecoveryLevel level,
+                                      int nodes) {
+  models::RecoverySpec r = models::recovery_preset(level);
+  if (ops.detection_s) r.detection_s = *ops.detection_s;
+  if (ops.isolation_s) r.isolation_s = *ops.isolation_s;
+  if (ops.restart_s) r.restart_s = *ops.restart_s;
+  if (ops.repair_s) r.repair_s = *ops.repair_s;
+  if (ops.planned_per_hour) r.planned_per_hour = *ops.planned_per_hour;
+  r.spare_nodes =
+      ops.spare_nodes ? *ops.spare_nodes : static_cast<int>(std::ceil(ops.spare_fraction * nodes));
+  return r;
+}
+
+}  // namespace fabricsim::api
