@@ -382,3 +382,25 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
   REQUIRE(expert_bytes > 0);
   CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
 }
+
+TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][straggler]") {
+  // TP8 x DP2 over two servers, every rank simulated. Slowing every rank by 1.5 stretches the
+  // compute by 1.5 (to a picosecond per kernel); slowing one of the 16 ranks raises the stage's
+  // average compute to (15 + 1.5) / 16 of it and makes the step longer, since its TP group and
+  // the gradient reductions wait for the straggler, but no longer than all ranks slowed.
+  const Setup s = llama(4, 8, 1, 2, 4);
+  StepOptions base = full_ranks();
+  base.backend = Backend::analytical;
+  const StepResult plain = simulate(s, base);
+  StepOptions all = base;
+  all.compute_slowdown = [](int) { return 1.5; };
+  const StepResult slow = simulate(s, all);
+  CHECK(slow.stages[0].compute == Approx(1.5 * plain.stages[0].compute).epsilon(1e-9));
+  StepOptions one = base;
+  one.compute_slowdown = [](int rank) { return rank == 9 ? 1.5 : 1.0; };
+  const StepResult straggler = simulate(s, one);
+  CHECK(straggler.stages[0].compute ==
+        Approx((15 + 1.5) / 16 * plain.stages[0].compute).epsilon(1e-9));
+  CHECK(straggler.step_seconds > plain.step_seconds);
+  CHECK(straggler.step_seconds < slow.step_seconds + 1e-12);
+}
