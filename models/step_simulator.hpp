@@ -36,6 +36,10 @@ struct StepOptions {
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
+  /// Per rank (empty: none): that rank's kernels and optimizer run this many times slower
+  /// (stragglers, models/straggler_model). Exact with full_ranks; otherwise only the simulated
+  /// representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
   int busiest_links = 8;
   /// Per-rank compute slowdown (stragglers, throttling): the factor on the duration of rank r's
   /// kernels and optimizer step; none when empty. The reduced simulation runs one rank per stage
