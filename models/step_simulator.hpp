@@ -12,7 +12,6 @@
 // collectives start when all their members arrive; tests compare the two.
 
 #include <array>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
