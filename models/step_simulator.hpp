@@ -41,10 +41,6 @@ struct StepOptions {
   /// representatives' factors count, and their symmetric instances follow them.
   std::vector<double> compute_slowdown;
   int busiest_links = 8;
-  /// Per-rank compute slowdown (stragglers, throttling): the factor on the duration of rank r's
-  /// kernels and optimizer step; none when empty. The reduced simulation runs one rank per stage
-  /// (tp = cp = dp = 0), which stands for its whole stage: per-GPU effects need full_ranks.
-  std::function<double(int rank)> compute_slowdown;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
