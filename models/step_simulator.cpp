@@ -185,6 +185,7 @@ struct Input {
 struct RankRun {
   int rank = 0;
   int stage = 0;
+  double compute_scale = 1;  ///< StepOptions::compute_slowdown of this rank
   const StageWork* work = nullptr;
   const std::vector<PipelineTask>* tasks = nullptr;
   size_t next = 0;
@@ -443,7 +444,7 @@ struct Engine {
     for (const WorkOp& op : r.program->ops) {
       switch (op.kind) {
         case WorkOp::Kind::compute:
-          d.push_back(seconds(op.seconds));
+          d.push_back(seconds(op.seconds * r.compute_scale));
           break;
         case WorkOp::Kind::comm:
         case WorkOp::Kind::comm_start:
@@ -475,7 +476,7 @@ struct Engine {
       switch (op.kind) {
         case WorkOp::Kind::compute: {
           ++r.op;
-          const Time d = seconds(op.seconds);
+          const Time d = seconds(op.seconds * r.compute_scale);
           record(r, "compute", op.name, sim.now(), sim.now() + d);
           r.parts[kCompute] += d;
           sim.schedule_in(d, [this, &r] { advance(r); });
@@ -775,7 +776,7 @@ struct Engine {
     const Time wait_start = r.free_since;
     r.parts[kDp] += sim.now() - wait_start;
     if (sim.now() > wait_start) record(r, "compute", "wait dp", wait_start, sim.now());
-    const Time opt = seconds(r.work->optimizer_seconds);
+    const Time opt = seconds(r.work->optimizer_seconds * r.compute_scale);
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
     r.parts[kOptimizer] += opt;
     sim.schedule_in(opt, [this, &r] {
@@ -957,17 +958,12 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
       ranks.push_back(placement.stage_representative(s));
   }
   std::unordered_map<int, RankRun*> by_rank;
-  std::vector<std::unique_ptr<StageWork>> slowed;  // stragglers' own copies of their stage
   for (int rank : ranks) {
     engine.ranks.push_back(make_rank(rank, placement, workload, schedule));
-    by_rank[rank] = engine.ranks.back().get();
-    const double f = options.compute_slowdown.empty()
-                         ? 1.0
-                         : options.compute_slowdown.at(static_cast<size_t>(rank));
-    if (f != 1.0) {
-      slowed.push_back(std::make_unique<StageWork>(slowed_stage(*engine.ranks.back()->work, f)));
-      engine.ranks.back()->work = slowed.back().get();
+    if (!options.compute_slowdown.empty()) {
+      engine.ranks.back()->compute_scale = options.compute_slowdown.at(static_cast<size_t>(rank));
     }
+    by_rank[rank] = engine.ranks.back().get();
   }
   for (auto& r : engine.ranks) {
     Coordinates c = placement.coordinates(r->rank);

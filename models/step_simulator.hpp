@@ -36,11 +36,11 @@ struct StepOptions {
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
-  /// Per rank (empty: none): that rank's kernels and optimizer run this many times slower
-  /// (stragglers, models/straggler_model). Exact with full_ranks; otherwise only the simulated
-  /// representatives' factors count, and their symmetric instances follow them.
-  std::vector<double> compute_slowdown;
   int busiest_links = 8;
+  /// Per rank (empty: none): the factor on the duration of that rank's kernels and optimizer
+  /// step (stragglers, throttling; models/straggler_model). Exact with full_ranks; otherwise only
+  /// the simulated representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
