@@ -21,6 +21,9 @@ for kind in run:breakdown scale:scale plan:plan compare:compare; do
     [ -s "$dir/$what.$ext" ] || { echo "FAIL: $what.$ext missing or empty"; exit 1; }
   done
 done
+# The CLI verb runs the same script.
+"$fabricsim" plot compare "$dir/compare.json" -o "$dir/verb" --python "$python"
+[ -s "$dir/verb.png" ] && [ -s "$dir/verb.svg" ] || { echo "FAIL: fabricsim plot"; exit 1; }
 # A run report is not a plan search: a clear message and exit 2.
 if "$python" "$plot" plan "$dir/run.json" -o "$dir/wrong" 2> "$dir/err"; then
   echo "FAIL: a run report was drawn as a plan search"; exit 1

@@ -31,6 +31,7 @@ std::unique_ptr<Command> make_scale_command();
 std::unique_ptr<Command> make_plan_command();
 std::unique_ptr<Command> make_size_command();
 std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_plot_command();
 std::unique_ptr<Command> make_goodput_command();
 std::unique_ptr<Command> make_stragglers_command();
 

@@ -1,0 +1,68 @@
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <ostream>
+
+#include "sim/input_error.hpp"
+#include "tools/fabricsim/cli_options.hpp"
+#include "tools/fabricsim/commands.hpp"
+
+extern char** environ;
+
+namespace fabricsim::tools {
+namespace {
+
+/// Runs tools/plot/fabricsim_plot.py of this source tree with Debian's Python (where
+/// python3-matplotlib is installed), without a shell: file names pass through untouched.
+class PlotCommand final : public Command {
+ public:
+  void add_to(CLI::App& app) override {
+    app_ = app.add_subcommand(
+        "plot", "Draw a JSON output of scale, run, plan or compare as PNG and SVG (matplotlib)");
+    app_->add_option("kind", kind_, "scale, breakdown (run --json), plan or compare")
+        ->required()
+        ->check(CLI::IsMember({"scale", "breakdown", "plan", "compare"}));
+    app_->add_option("input", input_, "The command's --json (or scale --jsonl) output")->required();
+    app_->add_option("-o,--output", output_, "Output prefix: PREFIX.png and PREFIX.svg")
+        ->required();
+    app_->add_option("--python", python_, "Python interpreter with matplotlib");
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    const std::string script = FABRICSIM_PLOT_SCRIPT;
+    std::vector<std::string> args{python_, script, kind_, input_, "-o", output_};
+    std::vector<char*> argv;
+    for (std::string& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (posix_spawnp(&pid, python_.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+      throw sim::InputError(kCommandLine, "--python", fmt::format("cannot run \"{}\"", python_));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (code == 77) {
+      err << fmt::format(
+          "fabricsim: {} has no matplotlib (install python3-matplotlib, or give "
+          "--python)\n",
+          python_);
+      return 2;
+    }
+    if (code == 0) out << fmt::format("wrote {0}.png and {0}.svg\n", output_);
+    return code;
+  }
+
+ private:
+  std::string kind_, input_, output_;
+  std::string python_ = "/usr/bin/python3";
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_plot_command() {
+  return std::make_unique<PlotCommand>();
+}
+
+}  // namespace fabricsim::tools
