@@ -11,6 +11,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(make_run_command());
   out.push_back(make_scale_command());
   out.push_back(make_goodput_command());
+  out.push_back(make_sweep_command());
   return out;
 }
 

@@ -29,5 +29,6 @@ std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_scale_command();
 std::unique_ptr<Command> make_goodput_command();
+std::unique_ptr<Command> make_sweep_command();
 
 }  // namespace fabricsim::tools
