@@ -154,7 +154,7 @@ SweepOutput::SweepOutput(const std::string& dir, const SweepSpec& spec, SweepSha
 SweepOutput::~SweepOutput() = default;
 
 void SweepOutput::write(const nlohmann::json& row) {
-  jsonl_->write(row.dump() + "\n");
+  jsonl_->write(sweep_row_line(row));
   csv_->write(sweep_csv_line(spec_, row));
 }
 
@@ -206,7 +206,7 @@ SweepMerge merge_sweep_outputs(const std::vector<std::string>& dirs, const std::
   make_dir(out);
   std::string jsonl, table = sweep_csv_header(spec);
   for (const auto& [index, row] : rows) {
-    jsonl += row.dump() + "\n";
+    jsonl += sweep_row_line(row);
     table += sweep_csv_line(spec, row);
   }
   nlohmann::json meta = meta_json(spec, SweepShard{});

@@ -167,6 +167,17 @@ void run_sweep(const SweepSpec& spec, const std::vector<int64_t>& indices, int t
   if (error) std::rethrow_exception(error);
 }
 
+std::string sweep_row_line(const nlohmann::json& row) {
+  nlohmann::json rest = row;
+  rest.erase("id");
+  std::string line = "{\"id\":";
+  line += row.at("id").dump();
+  line += ',';
+  line += rest.dump().substr(1);
+  line += '\n';
+  return line;
+}
+
 // Built with append rather than "," + text: GCC 12 warns falsely (-Wrestrict) on the latter.
 std::string sweep_csv_header(const SweepSpec& spec) {
   std::string line = "id,index";

@@ -39,6 +39,10 @@ using SweepRowHandler = std::function<void(const SweepPoint&, const nlohmann::js
 void run_sweep(const SweepSpec& spec, const std::vector<int64_t>& indices, int threads,
                const SweepRowHandler& on_row);
 
+/// A row as one JSON line with its id first, so that sorting the lines sorts the points
+/// (`sort results.jsonl` in a shell); the other keys follow in name order.
+std::string sweep_row_line(const nlohmann::json& row);
+
 /// CSV rendering of rows: id, index, one column per axis, then the outcome and metrics.
 std::string sweep_csv_header(const SweepSpec& spec);
 std::string sweep_csv_line(const SweepSpec& spec, const nlohmann::json& row);

@@ -111,7 +111,7 @@ class SweepCommand final : public Command {
     const double wall = std::chrono::duration<double>(Clock::now() - start).count();
     if (!output) {
       for (const auto& [index, row] : rows)
-        out << row.dump() << "\n";
+        out << api::sweep_row_line(row);
       return 0;
     }
     output->close();
