@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/model_json.hpp"
 #include "models/model_presets.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/spec_error.hpp"
 #include "topologies/system_presets.hpp"
@@ -96,6 +99,7 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   sc.system = preset.as_string();
   const topologies::SystemPreset* p = topologies::find_system(sc.system);
   if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+  sc.system = p->name;  // an alias names its preset
   sc.gpus = r.required("gpus").as_positive_int32();
   sc.cluster = p->make(sc.gpus);
   if (auto routing = r.optional("routing")) {
@@ -128,7 +132,21 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   }
 }
 
-Scenario read_scenario(const sim::JsonValue& root) {
+namespace {
+
+std::shared_ptr<const topologies::Topology> slow_link_topology(const Scenario& sc,
+                                                               const sim::JsonValue& root) {
+  try {
+    return std::make_shared<const topologies::Topology>(
+        models::with_slow_nic_links(*sc.topology, sc.operations.stragglers.links));
+  } catch (const std::invalid_argument& e) {
+    throw sim::InputError(root.file(), "/stragglers/links", e.what());
+  }
+}
+
+}  // namespace
+
+Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   Scenario sc;
   sc.source = root.file();
   sim::ObjectReader top = root.as_object();
@@ -140,6 +158,28 @@ Scenario read_scenario(const sim::JsonValue& root) {
   // Model.
   sc.model = models::read_model(top.required("model"));
   models::validate_model(sc.model, root.file());
+
+  // Software: the stack preset sets defaults that explicit training/parallelism keys override.
+  if (auto sw = top.optional("software")) {
+    sim::ObjectReader r = sw->as_object();
+    const sim::JsonValue framework = r.required("framework");
+    std::string version, released;
+    if (auto v = r.optional("version")) version = v->as_string();
+    if (auto v = r.optional("released")) released = v->as_string();
+    r.finish();
+    const std::string name = framework.as_string();
+    if (const models::SoftwareStack* preset = models::find_software(name)) {
+      sc.lowering.software = *preset;  // a preset id is accepted as the framework too
+    } else {
+      sc.lowering.software = models::software_for(name, version, released);
+    }
+  }
+  {
+    const models::SoftwareStack& stack = sc.lowering.software;
+    sc.training.unfused_attention = stack.attention == models::AttentionKernel::unfused;
+    sc.plan.tp_comm_overlap = stack.tp_comm_overlap;
+    sc.plan.bucket_bytes = stack.bucket_bytes;
+  }
 
   // Training.
   {
@@ -167,7 +207,16 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("fp8_blockwise")) sc.training.fp8_blockwise = v->as_bool();
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
     if (auto v = r.optional("attention_kernel")) {
-      sc.training.unfused_attention = v->as_enum({"flash", "unfused"}) == "unfused";
+      // "flash" keeps the stack's flash kernel (cuDNN's where the stack had none).
+      const std::string k = v->as_enum({"flash", "unfused", "flash2", "flash3", "cudnn"});
+      models::AttentionKernel& kernel = sc.lowering.software.attention;
+      if (k == "unfused") kernel = models::AttentionKernel::unfused;
+      if (k == "flash" && kernel == models::AttentionKernel::unfused)
+        kernel = models::AttentionKernel::cudnn;
+      if (k == "flash2") kernel = models::AttentionKernel::flash2;
+      if (k == "flash3") kernel = models::AttentionKernel::flash3;
+      if (k == "cudnn") kernel = models::AttentionKernel::cudnn;
+      sc.training.unfused_attention = kernel == models::AttentionKernel::unfused;
     }
     if (auto v = r.optional("tokens_to_train"))
       sc.training.tokens_to_train = v->as_positive_number();
@@ -182,25 +231,29 @@ Scenario read_scenario(const sim::JsonValue& root) {
     const sim::JsonValue pv = top.required("parallelism");
     sim::ObjectReader r = pv.as_object();
     models::ParallelPlan& p = sc.plan;
-    auto size = [&](const char* key, int fallback) {
+    // A dimension over GPUs is at most the GPU count, so products of them cannot overflow.
+    auto size = [&](const char* key, int fallback, bool over_gpus = false) {
       auto v = r.optional(key);
-      return v ? v->as_positive_int32() : fallback;
+      if (!v) return fallback;
+      const int n = v->as_positive_int32();
+      if (over_gpus && n > sc.gpus) v->fail(fmt::format("at most the {} GPUs", sc.gpus));
+      return n;
     };
-    p.tp = size("tp", 1);
-    p.pp = size("pp", 1);
-    p.cp = size("cp", 1);
-    p.ep = size("ep", 1);
+    p.tp = size("tp", 1, true);
+    p.pp = size("pp", 1, true);
+    p.cp = size("cp", 1, true);
+    p.ep = size("ep", 1, true);
     p.vp = size("vp", 1);
     p.micro_batch = size("micro_batch", 1);
-    if (auto dp = r.optional("dp")) {
-      p.dp = dp->as_positive_int32();
+    if (r.optional("dp")) {
+      p.dp = size("dp", 1, true);
     } else {
-      const int rest = p.tp * p.pp * p.cp;
+      const int64_t rest = int64_t{p.tp} * p.pp * p.cp;
       if (sc.gpus % rest != 0) {
         pv.fail_message(
             fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
       }
-      p.dp = sc.gpus / rest;
+      p.dp = static_cast<int>(sc.gpus / rest);
     }
     if (auto v = r.optional("sequence_parallel")) p.sequence_parallel = v->as_bool();
     if (auto v = r.optional("zero")) {
@@ -219,7 +272,9 @@ Scenario read_scenario(const sim::JsonValue& root) {
       p.order = *order;
     }
     r.finish();
-    models::validate_plan(p, sc.training, sc.model, sc.gpus, root.file(), "/parallelism");
+    if (check_plan) {
+      models::validate_plan(p, sc.training, sc.model, sc.gpus, root.file(), "/parallelism");
+    }
   }
 
   if (auto c = top.optional("calibration")) sc.calibration = c->as_string();
@@ -242,7 +297,12 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
-  read_operations(top, sc.operations);
+  read_operations(top, sc.operations, sc.gpus, std::max(1, sc.cluster.gpus_per_server));
+  if (sc.operations.stragglers.any()) {  // every rank runs its own program
+    sc.simulation.compute_slowdown = sc.operations.compute_slowdown;
+    sc.simulation.full_ranks = true;
+    if (!sc.operations.stragglers.links.empty()) sc.topology = slow_link_topology(sc, root);
+  }
   top.finish();
   return sc;
 }
@@ -272,6 +332,13 @@ nlohmann::json scenario_summary_json(const Scenario& s) {
             {"precision", std::string(topologies::to_string(s.training.precision))},
             {"global_batch", s.training.global_batch},
             {"seq_len", models::sequence_length(s.training, s.model)}}},
+          {"software",
+           {{"preset", s.lowering.software.id},
+            {"attention_kernel", models::to_string(s.lowering.software.attention)},
+            {"cuda_graphs", models::to_string(s.lowering.software.cuda_graphs)},
+            {"fsdp", models::to_string(s.lowering.software.fsdp)},
+            {"deepep", s.lowering.software.deepep},
+            {"documented", s.lowering.software.documented}}},
           {"backend", std::string(models::to_string(s.simulation.backend))},
           {"routing", std::string(topologies::to_string(s.simulation.routing))}};
 }

@@ -66,7 +66,16 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   nlohmann::json training = {{"task", c.task.value_or("pretrain")},
                              {"precision", c.precision.value_or("bf16")},
                              {"global_batch", gbs}};
+  // The software the source ran picks the stack preset (models/software_stack.cpp); a case
+  // without one gets the documented default.
+  nlohmann::json software = {{"framework", "unknown"}};
+  if (c.framework) {
+    software["framework"] = c.framework->name;
+    if (c.framework->version) software["version"] = *c.framework->version;
+    if (c.framework->released) software["released"] = *c.framework->released;
+  }
   return {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
+          {"software", software},
           {"model", model},
           {"parallelism", parallelism},
           {"training", training},

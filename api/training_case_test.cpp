@@ -102,3 +102,19 @@ TEST_CASE("a dense case stays dense and its unknown fields take the defaults", "
   CHECK(s.plan.ep == 1);
   CHECK(models::layers_per_virtual_stage(s.plan, 64) == std::vector<int>(16, 4));
 }
+
+TEST_CASE("a case's framework selects its software preset", "[validate]") {
+  calibration::Case c = moe_case();
+  c.framework = calibration::CaseFramework{"megatron-lm", std::nullopt, "2021-04"};
+  Scenario s = read(training_case_scenario(c));
+  CHECK(s.lowering.software.id == "megatron-lm-2021");
+  CHECK(s.training.unfused_attention);
+  CHECK_FALSE(s.plan.tp_comm_overlap);
+  c.framework = calibration::CaseFramework{"nemo", "24.07", "2024-07"};
+  s = read(training_case_scenario(c));
+  CHECK(s.lowering.software.id == "nemo-24.07");
+  CHECK_FALSE(s.training.unfused_attention);
+  CHECK(s.plan.tp_comm_overlap);
+  c.framework.reset();
+  CHECK(read(training_case_scenario(c)).lowering.software.id == "default");
+}

@@ -12,6 +12,7 @@
 // collectives start when all their members arrive; tests compare the two.
 
 #include <array>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -19,9 +20,9 @@
 #include <vector>
 
 #include "models/collective_model.hpp"
-#include "models/comm_cache.hpp"
 #include "models/compute_profile.hpp"
 #include "models/parallel_plan.hpp"
+#include "models/step_cache.hpp"
 #include "models/system.hpp"
 #include "models/workload.hpp"
 #include "topologies/router.hpp"
@@ -35,7 +36,15 @@ struct StepOptions {
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
+  /// Per rank (empty: none): that rank's kernels and optimizer run this many times slower
+  /// (stragglers, models/straggler_model). Exact with full_ranks; otherwise only the simulated
+  /// representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
   int busiest_links = 8;
+  /// Per-rank compute slowdown (stragglers, throttling): the factor on the duration of rank r's
+  /// kernels and optimizer step; none when empty. The reduced simulation runs one rank per stage
+  /// (tp = cp = dp = 0), which stands for its whole stage: per-GPU effects need full_ranks.
+  std::function<double(int rank)> compute_slowdown;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
@@ -109,7 +118,7 @@ struct StepResult {
 /// many plans on one cluster share them; without it the step uses a cache of its own.
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, CommCache* cache = nullptr);
+                         const StepOptions& options, StepCache* cache = nullptr);
 
 /// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
 /// link (its rate in GB/s over time, flow backend).

@@ -98,7 +98,30 @@ class ProgramBuilder {
     w.slot = bucket;
     program_.ops.push_back(w);
   }
-  PassProgram take() { return std::move(program_); }
+  /// Kernels the host issues for the next compute op (a logical op of several small kernels).
+  void kernels(int n) { kernels_ = n; }
+  /// Inside a CUDA graph the host replays captured kernels without launching each one.
+  void graphed(bool on) { graphed_ = on; }
+  /// The host waits for the GPU here (a device-to-host copy): kernels issued since the last
+  /// sync could run ahead of the GPU only as far as the GPU was busy; the rest the GPU waits.
+  void host_sync() {
+    if (host_s_ > queued_s_) {
+      WorkOp w;
+      w.kind = WorkOp::Kind::compute;
+      w.name = "host_bound";
+      w.compute = ComputeKind::memory;
+      w.seconds = host_s_ - queued_s_;
+      w.overhead = w.seconds;
+      program_.ops.push_back(w);
+      program_.compute_seconds += w.seconds;
+    }
+    host_s_ = 0;
+    queued_s_ = 0;
+  }
+  PassProgram take() {
+    host_sync();
+    return std::move(program_);
+  }
   /// Scales every compute duration (SM contention of an overlapped data-parallel reduction).
   static PassProgram slowed(PassProgram p, double factor) {
     p.compute_seconds = 0;
@@ -119,9 +142,17 @@ class ProgramBuilder {
     w.name = name;
     w.compute = kind;
     const double work = seconds * (1.0 + contended_);
-    w.seconds = std::max(work + profile_.kernel_gap.s(), profile_.kernel_launch.s());
+    // Eager: a kernel shorter than its launch waits for the next one (launch-bound); a CUDA
+    // graph replays kernels back to back.
+    const double floor = graphed_ ? 0.0 : profile_.kernel_launch.s();
+    w.seconds = std::max(work + profile_.kernel_gap.s(), floor);
     w.overhead = w.seconds - work;
     w.flops = flops;
+    // A logical op of several small kernels costs the host one launch each, which shows only
+    // where the host falls behind the GPU (host_sync).
+    if (!graphed_) host_s_ += kernels_ * profile_.kernel_launch.s();
+    queued_s_ += w.seconds;
+    kernels_ = 1;
     program_.ops.push_back(w);
     program_.compute_seconds += w.seconds;
     program_.flops += flops;
@@ -130,10 +161,19 @@ class ProgramBuilder {
   const topologies::GpuSpec& gpu_;
   const ComputeProfile& profile_;
   double contended_ = 0;
+  double host_s_ = 0;    ///< host issue time since the last sync
+  double queued_s_ = 0;  ///< GPU time queued since the last sync
+  int kernels_ = 1;
+  bool graphed_ = false;
   int split_ = 1;
   int next_slot_ = 0;
   PassProgram program_;
 };
+
+/// Slowdown of compute while a collective holds `sms` of the GPU's SMs.
+double sm_contention(const ComputeProfile& profile, const topologies::GpuSpec& gpu, int sms) {
+  return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
+}
 
 bool low_precision(Precision p) {
   return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
@@ -192,6 +232,17 @@ struct LayerEmitter {
   const ComputeProfile& profile;
   double slowdown;
   bool lora;
+  const SoftwareStack& software;
+
+  // Kernels the host issues per MoE routing step in Megatron-Core without fused permutation
+  // (moe/router.py: gating GEMM, softmax/sigmoid, top-k, probability scatter, auxiliary-loss
+  // reductions; moe/token_dispatcher.py: token counts, argsort-based permute, chunk sorting,
+  // unpermute with probability weighting): about 15 each forward, autograd about 1.5x backward.
+  // Counted from the source code, not measured.
+  static constexpr int kRouterKernels = 15;
+  static constexpr int kPermuteKernels = 15;
+  static constexpr int kUnpermuteKernels = 12;
+  static int backward_kernels(int forward) { return forward * 3 / 2; }
 
   Precision lin() const { return training.precision; }
 
@@ -229,9 +280,7 @@ struct LayerEmitter {
 
   bool overlap_tp() const { return plan.tp_comm_overlap && s.tp > 1 && s.sp; }
 
-  double sm_contention(int sms) const {
-    return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
-  }
+  double sm_contention(int sms) const { return models::sm_contention(profile, gpu, sms); }
 
   /// A GEMM fed by a TP all-gather of `elements` (the forward of column-parallel layers, the
   /// data-gradient of row-parallel ones).
@@ -342,6 +391,7 @@ struct LayerEmitter {
   void forward(ProgramBuilder& b, int layer) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+    b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("norm", 4.0 * Tn * h);
     gathered_gemm(b, T * h, [&] {
       cast(b, "cast", T * h);
@@ -368,9 +418,11 @@ struct LayerEmitter {
       b.gemm("proj", lin(), T, h, s.q_heads * s.v_dim);
     });
     b.memory("residual", 6.0 * Tn * h);
+    b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("norm", 4.0 * Tn * h);
     mlp(b, layer, false);
     b.memory("residual", 6.0 * Tn * h);
+    b.graphed(false);
   }
 
   void mlp(ProgramBuilder& b, int layer, bool backward) const {
@@ -416,6 +468,7 @@ struct LayerEmitter {
   }
 
   void moe(ProgramBuilder& b, bool backward) const {
+    b.graphed(false);  // dropless routing syncs with the host: not capturable
     const MoeConfig& e = *model.moe;
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
@@ -441,8 +494,13 @@ struct LayerEmitter {
       }
     };
     if (!backward) {
+      b.kernels(kRouterKernels);
       b.gemm("router", Precision::bf16, Tr, e.experts, h);
+      b.kernels(kPermuteKernels);
       b.memory("permute", 2.0 * 2.0 * Tr * e.top_k * h);
+      // The alltoall dispatcher copies the per-expert token counts to the host (the grouped
+      // GEMM's splits), so the host waits for the GPU once per MoE layer.
+      if (software.moe_host_sync) b.host_sync();
       if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
       cast(b, "cast", routed * h);
       b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
@@ -450,11 +508,13 @@ struct LayerEmitter {
       cast(b, "cast", routed * e.expert_ffn);
       b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      b.kernels(kUnpermuteKernels);
       b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
       shared_gemms(false);
       return;
     }
     shared_gemms(true);
+    b.kernels(backward_kernels(kUnpermuteKernels));
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
     cast(b, "cast_grad", routed * h);
@@ -465,7 +525,9 @@ struct LayerEmitter {
     b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
     if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    b.kernels(backward_kernels(kPermuteKernels));
     b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
+    b.kernels(backward_kernels(kRouterKernels));
     b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
     if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
   }
@@ -474,9 +536,11 @@ struct LayerEmitter {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
     if (plan.recompute == Recompute::full) forward(b, layer);
+    b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     mlp(b, layer, true);
     b.memory("norm_bwd", 2.0 * 4.0 * Tn * h);
+    b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
     gathered_gemm(b, T * h, [&] {
@@ -517,6 +581,7 @@ struct LayerEmitter {
       }
     }
     b.memory("norm_bwd", 2.0 * 4.0 * Tn * h);
+    b.graphed(false);
   }
 
   /// Bytes one micro-batch keeps alive from this layer's forward to its backward.
@@ -637,12 +702,12 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
                     options.sft_document_tokens));
   }
 
-  // Slowdown of compute while a collective holds SMs: NCCL runs one block per channel.
-  const double channels = 16;
-  const double slowdown =
-      gpu.sm_count > 0 ? profile.comm_sm_contention * channels / gpu.sm_count : 0.0;
+  // Slowdown of compute while a data-parallel collective holds SMs: NCCL runs one block per
+  // channel.
+  const int channels = 16;
+  const double slowdown = sm_contention(profile, gpu, channels);
 
-  const LayerEmitter emit{model, plan, training, s, gpu, profile, slowdown, lora};
+  const LayerEmitter emit{model, plan, training, s, gpu, profile, slowdown, lora, options.software};
   const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);
   const int virtual_stages = plan.pp * plan.vp;
   w.stages.resize(static_cast<size_t>(plan.pp));

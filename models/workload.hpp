@@ -13,6 +13,7 @@
 #include "models/collective_op.hpp"
 #include "models/compute_profile.hpp"
 #include "models/parallel_plan.hpp"
+#include "models/software_stack.hpp"
 #include "models/transformer.hpp"
 #include "topologies/gpu_spec.hpp"
 
@@ -112,6 +113,9 @@ struct LoweringOptions {
   /// Average document length inside packed fine-tuning sequences (attention spans one
   /// document): SQuAD-like samples.
   int sft_document_tokens = 256;
+  /// The training software: its attention kernel, CUDA graphs and MoE dispatch change the
+  /// kernels the lowering emits (its TP overlap and buckets are already in the plan).
+  SoftwareStack software = default_software();
 };
 
 /// Where a stage's compute time goes, per step (all micro-batches, forward and backward,

@@ -351,3 +351,54 @@ TEST_CASE("the op-class breakdown adds up to the stage's compute and names each 
   moe.plan.ep = 8;
   check(moe, false, true);
 }
+
+TEST_CASE("host issue time: MoE routing kernels show when the host syncs and falls behind",
+          "[workload]") {
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.seq_len = 1024;  // short: the GPU work between two syncs is small
+  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  ComputeProfile slow_host = default_compute_profile(h100());
+  // A host so slow that the routing kernels of one layer outlast the GPU work queued before the
+  // sync: every MoE layer's sync exposes the difference.
+  slow_host.kernel_launch = sim::Time::from_us(400);
+  LoweringOptions sync;
+  sync.software.moe_host_sync = true;
+  LoweringOptions no_sync = sync;
+  no_sync.software.moe_host_sync = false;
+  const Workload a = build_workload(moe.model, moe.plan, moe.training, h100(), slow_host, sync);
+  const Workload b = build_workload(moe.model, moe.plan, moe.training, h100(), slow_host, no_sync);
+  const auto host_bound = [](const Workload& w) {
+    return count_ops(w.stages[0].chunks[0].forward, [](const WorkOp& op) {
+      return op.kind == WorkOp::Kind::compute && std::string_view(op.name) == "host_bound";
+    });
+  };
+  // One per MoE layer's sync plus the end of the pass; without syncs only the end of the pass,
+  // where the host may have run ahead over GPU-heavy layers: never shorter.
+  CHECK(host_bound(a) == 33);
+  CHECK(host_bound(b) == 1);
+  CHECK(a.stages[0].chunks[0].forward.compute_seconds >=
+        b.stages[0].chunks[0].forward.compute_seconds * (1 - 1e-12));
+  // A fast host never falls behind: nothing is added.
+  const Workload c = build_workload(moe.model, moe.plan, moe.training, h100(),
+                                    default_compute_profile(h100()), sync);
+  CHECK(host_bound(c) == 0);
+}
+
+TEST_CASE("CUDA graphs remove the launch floor of captured kernels", "[workload]") {
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(dense.plan, dense.training, dense.model, dense.plan.gpus(), "test", "/parallelism");
+  ComputeProfile p = default_compute_profile(h100());
+  p.kernel_launch = sim::Time::from_us(500);  // every small kernel is launch-bound
+  LoweringOptions eager;
+  eager.software.cuda_graphs = CudaGraphs::none;
+  LoweringOptions graphs = eager;
+  graphs.software.cuda_graphs = CudaGraphs::full;
+  const Workload e = build_workload(dense.model, dense.plan, dense.training, h100(), p, eager);
+  const Workload g = build_workload(dense.model, dense.plan, dense.training, h100(), p, graphs);
+  const WorkOp& rope_e = find_op(e.stages[0].chunks[0].forward, "rope");
+  const WorkOp& rope_g = find_op(g.stages[0].chunks[0].forward, "rope");
+  CHECK(rope_e.seconds == Approx(500e-6));
+  CHECK(rope_g.seconds < 500e-6);
+  CHECK(rope_g.seconds == Approx(rope_g.seconds - rope_g.overhead + p.kernel_gap.s()));
+}

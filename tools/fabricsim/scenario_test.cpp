@@ -121,6 +121,31 @@ TEST_CASE("unknown scenario keys are named at every level", "[scenario][bad-inpu
     check_assignments_rejected({"/simulation/backnd=\"flow\""}, "/simulation/backnd",
                                {"unknown key 'backnd'", "backend"});
   }
+  SECTION("/software") {
+    check_assignments_rejected({"/software={\"framework\": \"nemo\", \"vers\": \"24.07\"}"},
+                               "/software/vers", {"unknown key 'vers'", "version"});
+  }
+}
+
+TEST_CASE("the software section picks a stack preset that explicit keys override",
+          "[scenario][software]") {
+  const Scenario plain = read(scenario_doc());
+  CHECK(plain.lowering.software.id == "default");
+  const Scenario old =
+      read(scenario_doc({"/software={\"framework\": \"megatron-lm\", \"released\": \"2021-04\"}",
+                         "/parallelism/cp=1"}));
+  CHECK(old.lowering.software.id == "megatron-lm-2021");
+  CHECK(old.training.unfused_attention);
+  CHECK_FALSE(old.plan.tp_comm_overlap);
+  const Scenario overridden =
+      read(scenario_doc({"/software={\"framework\": \"megatron-lm-2021\"}",
+                         "/training/attention_kernel=flash", "/parallelism/tp_comm_overlap=true"}));
+  CHECK_FALSE(overridden.training.unfused_attention);
+  CHECK(overridden.lowering.software.attention == models::AttentionKernel::cudnn);
+  CHECK(overridden.plan.tp_comm_overlap);
+  // An unknown framework falls back to the documented default.
+  CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
+        "default");
 }
 
 TEST_CASE("missing required scenario fields are named", "[scenario][bad-input]") {

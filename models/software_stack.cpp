@@ -1,0 +1,234 @@
+#include "models/software_stack.hpp"
+
+#include <algorithm>
+
+namespace fabricsim::models {
+
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::unfused:
+      return "unfused";
+    case AttentionKernel::flash2:
+      return "flash2";
+    case AttentionKernel::flash3:
+      return "flash3";
+    case AttentionKernel::cudnn:
+      return "cudnn";
+  }
+  return "?";
+}
+
+const char* to_string(CudaGraphs g) {
+  switch (g) {
+    case CudaGraphs::none:
+      return "none";
+    case CudaGraphs::attention:
+      return "attention";
+    case CudaGraphs::full:
+      return "full";
+  }
+  return "?";
+}
+
+const char* to_string(FsdpImpl f) {
+  switch (f) {
+    case FsdpImpl::none:
+      return "none";
+    case FsdpImpl::pytorch_fsdp1:
+      return "pytorch_fsdp1";
+    case FsdpImpl::megatron_fsdp:
+      return "megatron_fsdp";
+  }
+  return "?";
+}
+
+namespace {
+
+// Megatron-Core's DDP bucket: max(40M, 1M x DP) parameters (distributed_data_parallel_config.py
+// bucket_size; Megatron-LM arguments.py --ddp-bucket-size default), bf16 gradients: 80 MB at the
+// DP sizes of these sources.
+constexpr double kMcoreBucketBytes = 40e6 * 2;
+
+const SoftwareFact kTe{
+    "Transformer Engine layers; attention through TE's cuDNN fused-attention backend on Hopper and "
+    "Blackwell",
+    "NVIDIA Transformer Engine docs, 'Attention backends' (FusedAttention preferred on sm90+); "
+    "Megatron-Core transformer_engine spec"};
+const SoftwareFact kTpOverlap{
+    "tensor-parallel communication overlapped with GEMMs (TE userbuffers, --tp-comm-overlap)",
+    "Megatron-Core docs 'Communication overlap'; NeMo performance recipes (tp_comm_overlap=True)"};
+const SoftwareFact kMcoreBuckets{
+    "gradient buckets of 40M parameters, reduced while backward runs (overlap_grad_reduce)",
+    "Megatron-Core distributed_data_parallel_config.py (bucket_size), Megatron-LM "
+    "--overlap-grad-reduce"};
+const SoftwareFact kAlltoall{
+    "MoE alltoall token dispatcher: per-expert token counts copied to the host once per MoE layer "
+    "(dropless)",
+    "Megatron-Core moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher, tokens_per_expert .cpu())"};
+
+std::vector<SoftwareStack> make_presets() {
+  std::vector<SoftwareStack> out;
+  {
+    SoftwareStack s;
+    s.id = "megatron-lm-2021";
+    s.framework = "megatron-lm";
+    s.released = "2021-04";
+    s.attention = AttentionKernel::unfused;
+    s.tp_comm_overlap = false;
+    s.facts = {
+        {"attention as two batched GEMMs around a fused scale-mask-softmax kernel (the score "
+         "matrix goes through HBM); FlashAttention was published in 2022",
+         "Narayanan et al. SC'21 §4 (fused kernels); Dao et al. 2022, arXiv:2205.14135"},
+        {"tensor-parallel all-reduces run in the critical path (no overlap)",
+         "Narayanan et al. SC'21 §3.3; Shoeybi et al. 2019 (Megatron-LM), Fig. 3"},
+    };
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "megatron-lm-2022";
+    s.released = "2022-05";
+    s.facts.push_back(
+        {"sequence parallelism and selective recomputation, still without TP "
+         "overlap",
+         "Korthikanti et al. 2022, arXiv:2205.05198 §4-5"});
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "megatron-core-r0.8.0";
+    s.framework = "megatron-core";
+    s.version = "r0.8.0";
+    s.released = "2024-07";
+    s.bucket_bytes = kMcoreBucketBytes;
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               kAlltoall,
+               {"no CUDA graphs in the training loop", "Megatron-LM r0.8.0 README, H100 table"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "nemo-24.07";
+    s.framework = "nemo";
+    s.version = "24.07";
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               kAlltoall,
+               {"FP8 with delayed scaling (amax history) through Transformer Engine",
+                "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-25.09";
+    s.framework = "megatron-bridge";
+    s.version = "25.09";
+    s.released = "2025-09";
+    s.fp8_current_scaling = true;
+    s.cuda_graphs = CudaGraphs::attention;
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               {"FP8 with per-tensor current scaling (FP8-CS) or MXFP8 blocks on Blackwell",
+                "Megatron-Bridge performance summary (precision column FP8-CS / FP8-MX)"},
+               {"Transformer Engine CUDA graphs over the attention part of each layer "
+                "(cuda_graph_impl transformer_engine, scope attn)",
+                "Megatron-Bridge scripts/performance recipes 25.09"},
+               kAlltoall,
+               {"the DeepSeek-V3 recipes switch MoE dispatch to the flex dispatcher with DeepEP; "
+                "a framework-level preset keeps the default alltoall dispatcher",
+                "Megatron-Bridge scripts/performance recipes (moe_token_dispatcher_type, "
+                "moe_flex_dispatcher_backend); Megatron-Core MoE docs"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-25.11";
+    s.version = "25.11";
+    s.released = "2025-11";
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "llm-foundry";
+    s.framework = "llm-foundry";
+    s.released = "2023-05";
+    s.attention = AttentionKernel::flash2;
+    s.tp_comm_overlap = false;
+    s.fsdp = FsdpImpl::pytorch_fsdp1;
+    s.facts = {{"Composer with PyTorch FSDP (FULL_SHARD), one FSDP unit per transformer block, "
+                "parameters prefetched one unit ahead",
+                "mosaicml/llm-foundry scripts/train/benchmarking/README.md; Composer FSDP docs"},
+               {"FlashAttention (Triton / flash-attn 2 kernels), no tensor parallelism",
+                "mosaicml/llm-foundry MPT benchmark configs (attn_impl)"},
+               {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = *std::find_if(out.begin(), out.end(), [](const SoftwareStack& x) {
+      return x.id == "megatron-core-r0.8.0";
+    });
+    s.id = "default";
+    s.framework = "unknown";
+    s.version = "";
+    s.documented = false;
+    s.facts.insert(s.facts.begin(),
+                   {"an unknown framework is assumed to run the 2024 Megatron-Core stack",
+                    "fabricsim default (docs/models.md, software stacks)"});
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<SoftwareStack>& software_presets() {
+  static const std::vector<SoftwareStack> presets = make_presets();
+  return presets;
+}
+
+const SoftwareStack* find_software(std::string_view id) {
+  for (const SoftwareStack& s : software_presets()) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+const SoftwareStack& default_software() {
+  return *find_software("default");
+}
+
+const SoftwareStack& software_for(std::string_view framework, std::string_view version,
+                                  std::string_view released) {
+  std::vector<const SoftwareStack*> candidates;
+  for (const SoftwareStack& s : software_presets()) {
+    if (s.documented && s.framework == framework) candidates.push_back(&s);
+  }
+  if (candidates.empty()) return default_software();
+  for (const SoftwareStack* s : candidates) {
+    if (!version.empty() && s->version == version) return *s;
+  }
+  // Presets are listed oldest first; "YYYY-MM" strings compare in time order.
+  const SoftwareStack* best = nullptr;
+  if (!released.empty()) {
+    for (const SoftwareStack* s : candidates) {
+      if (s->released <= released) best = s;
+    }
+    return best != nullptr ? *best : *candidates.front();
+  }
+  return *candidates.back();
+}
+
+std::string software_names() {
+  std::string out;
+  for (const SoftwareStack& s : software_presets()) {
+    if (!out.empty()) out += ", ";
+    out += s.id;
+  }
+  return out;
+}
+
+}  // namespace fabricsim::models

@@ -1,0 +1,67 @@
+#pragma once
+// Training software as data: what a framework version runs (attention kernel, tensor-parallel
+// communication overlap, CUDA graphs, FSDP implementation, MoE dispatcher, FP8 recipe, gradient
+// buckets), each fact with the release note or document that states it. A scenario's `software`
+// section and a reference case's `framework` select one preset; unknown frameworks get the
+// documented default. These are facts about the software, never corrections fitted to a run.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabricsim::models {
+
+enum class AttentionKernel : uint8_t {
+  unfused,  ///< QK^T and PV as batched GEMMs around a fused softmax (Megatron-LM before 2023)
+  flash2,   ///< FlashAttention-2 (Dao 2023) or its Triton port
+  flash3,   ///< FlashAttention-3 (Hopper warp-specialised, Shah et al. 2024)
+  cudnn,    ///< cuDNN fused attention through Transformer Engine
+};
+const char* to_string(AttentionKernel k);
+
+/// Which part of a step is captured in CUDA graphs (replayed without per-kernel host launches).
+enum class CudaGraphs : uint8_t { none, attention, full };
+const char* to_string(CudaGraphs g);
+
+enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, megatron_fsdp };
+const char* to_string(FsdpImpl f);
+
+struct SoftwareFact {
+  std::string fact;
+  std::string source;
+};
+
+struct SoftwareStack {
+  std::string id;         ///< preset id, e.g. "nemo-24.07"
+  std::string framework;  ///< the case format's framework name
+  std::string version;    ///< as the framework numbers it; "" when it has none
+  std::string released;   ///< "YYYY-MM"
+  AttentionKernel attention = AttentionKernel::cudnn;
+  bool tp_comm_overlap = true;
+  CudaGraphs cuda_graphs = CudaGraphs::none;
+  FsdpImpl fsdp = FsdpImpl::none;
+  bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
+  /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
+  /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
+  bool moe_host_sync = true;
+  bool fp8_current_scaling =
+      false;                ///< per-tensor current scaling instead of delayed (amax history)
+  double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
+  bool documented = true;   ///< false for the fallback default
+  std::vector<SoftwareFact> facts;
+};
+
+const std::vector<SoftwareStack>& software_presets();
+/// The preset with this id, or nullptr.
+const SoftwareStack* find_software(std::string_view id);
+/// The preset for a framework as a source states it: the exact version, else the framework's
+/// newest preset released no later than `released` ("YYYY-MM"; empty = unknown), else its oldest
+/// (or, with nothing to compare, its newest); a framework with no preset gets the default.
+const SoftwareStack& software_for(std::string_view framework, std::string_view version,
+                                  std::string_view released);
+/// The documented default: the stack of Megatron-Core r0.8 (2024), the middle of the sources.
+const SoftwareStack& default_software();
+/// Comma-separated preset ids, for messages.
+std::string software_names();
+
+}  // namespace fabricsim::models

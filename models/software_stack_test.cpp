@@ -1,0 +1,51 @@
+#include "models/software_stack.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+
+using namespace fabricsim::models;
+
+TEST_CASE("software presets: every fact has a source and ids are unique", "[software]") {
+  std::set<std::string> ids;
+  for (const SoftwareStack& s : software_presets()) {
+    CHECK(ids.insert(s.id).second);
+    CHECK_FALSE(s.facts.empty());
+    for (const SoftwareFact& f : s.facts) {
+      CHECK_FALSE(f.fact.empty());
+      CHECK_FALSE(f.source.empty());
+    }
+  }
+  CHECK_FALSE(default_software().documented);
+}
+
+TEST_CASE("a framework and version map to their preset", "[software]") {
+  CHECK(software_for("nemo", "24.07", "2024-07").id == "nemo-24.07");
+  CHECK(software_for("megatron-core", "r0.8.0", "").id == "megatron-core-r0.8.0");
+  CHECK(software_for("megatron-bridge", "25.11", "2025-11").id == "megatron-bridge-25.11");
+  // Megatron-LM papers give no version, only a date: the newest preset not newer than it.
+  CHECK(software_for("megatron-lm", "", "2021-04").id == "megatron-lm-2021");
+  CHECK(software_for("megatron-lm", "", "2022-05").id == "megatron-lm-2022");
+  CHECK(software_for("megatron-lm", "", "2023-01").id == "megatron-lm-2022");
+  // Older than every preset: the oldest; an unknown version with a date: by date.
+  CHECK(software_for("megatron-lm", "", "2019-01").id == "megatron-lm-2021");
+  CHECK(software_for("megatron-bridge", "26.02", "2026-02").id == "megatron-bridge-25.11");
+  CHECK(software_for("llm-foundry", "", "").id == "llm-foundry");
+  // A framework without a preset gets the default.
+  CHECK(software_for("deepspeed", "0.14", "2024-05").id == "default");
+  CHECK(software_for("unknown", "", "").id == "default");
+}
+
+TEST_CASE("the 2021-22 Megatron-LM stacks differ from the modern ones as documented",
+          "[software]") {
+  const SoftwareStack& old = *find_software("megatron-lm-2021");
+  CHECK(old.attention == AttentionKernel::unfused);
+  CHECK_FALSE(old.tp_comm_overlap);
+  const SoftwareStack& nemo = *find_software("nemo-24.07");
+  CHECK(nemo.attention == AttentionKernel::cudnn);
+  CHECK(nemo.tp_comm_overlap);
+  CHECK(nemo.bucket_bytes == 80e6);
+  const SoftwareStack& foundry = *find_software("llm-foundry");
+  CHECK(foundry.fsdp == FsdpImpl::pytorch_fsdp1);
+  CHECK(foundry.attention == AttentionKernel::flash2);
+  CHECK(find_software("no-such") == nullptr);
+}
