@@ -104,7 +104,7 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   sc.cluster = p->make(sc.gpus);
   if (auto routing = r.optional("routing")) {
     if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
-      routing->fail("one of ecmp, spray, rail_aware, shortest");
+      routing->fail("one of " + topologies::routing_strategy_names());
     }
   }
   if (auto nv = r.optional("nvlink")) {

@@ -958,19 +958,12 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
       ranks.push_back(placement.stage_representative(s));
   }
   std::unordered_map<int, RankRun*> by_rank;
-  std::vector<std::unique_ptr<StageWork>> slowed;  // stragglers' own copies of their stage
   for (int rank : ranks) {
     engine.ranks.push_back(make_rank(rank, placement, workload, schedule));
-    if (options.compute_slowdown)
-      engine.ranks.back()->compute_scale = options.compute_slowdown(rank);
-    by_rank[rank] = engine.ranks.back().get();
-    const double f = options.compute_slowdown.empty()
-                         ? 1.0
-                         : options.compute_slowdown.at(static_cast<size_t>(rank));
-    if (f != 1.0) {
-      slowed.push_back(std::make_unique<StageWork>(slowed_stage(*engine.ranks.back()->work, f)));
-      engine.ranks.back()->work = slowed.back().get();
+    if (!options.compute_slowdown.empty()) {
+      engine.ranks.back()->compute_scale = options.compute_slowdown.at(static_cast<size_t>(rank));
     }
+    by_rank[rank] = engine.ranks.back().get();
   }
   for (auto& r : engine.ranks) {
     Coordinates c = placement.coordinates(r->rank);

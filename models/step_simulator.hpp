@@ -12,7 +12,6 @@
 // collectives start when all their members arrive; tests compare the two.
 
 #include <array>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,15 +35,11 @@ struct StepOptions {
   bool pp_all_instances = false;  ///< simulate every pipeline's sends, not one pipeline's
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
-  /// Per rank (empty: none): that rank's kernels and optimizer run this many times slower
-  /// (stragglers, models/straggler_model). Exact with full_ranks; otherwise only the simulated
-  /// representatives' factors count, and their symmetric instances follow them.
-  std::vector<double> compute_slowdown;
   int busiest_links = 8;
-  /// Per-rank compute slowdown (stragglers, throttling): the factor on the duration of rank r's
-  /// kernels and optimizer step; none when empty. The reduced simulation runs one rank per stage
-  /// (tp = cp = dp = 0), which stands for its whole stage: per-GPU effects need full_ranks.
-  std::function<double(int rank)> compute_slowdown;
+  /// Per rank (empty: none): the factor on the duration of that rank's kernels and optimizer
+  /// step (stragglers, throttling; models/straggler_model). Exact with full_ranks; otherwise only
+  /// the simulated representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.

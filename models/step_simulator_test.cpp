@@ -393,11 +393,12 @@ TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][s
   base.backend = Backend::analytical;
   const StepResult plain = simulate(s, base);
   StepOptions all = base;
-  all.compute_slowdown = [](int) { return 1.5; };
+  all.compute_slowdown.assign(16, 1.5);
   const StepResult slow = simulate(s, all);
   CHECK(slow.stages[0].compute == Approx(1.5 * plain.stages[0].compute).epsilon(1e-9));
   StepOptions one = base;
-  one.compute_slowdown = [](int rank) { return rank == 9 ? 1.5 : 1.0; };
+  one.compute_slowdown.assign(16, 1.0);
+  one.compute_slowdown[9] = 1.5;
   const StepResult straggler = simulate(s, one);
   CHECK(straggler.stages[0].compute ==
         Approx((15 + 1.5) / 16 * plain.stages[0].compute).epsilon(1e-9));

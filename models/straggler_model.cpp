@@ -38,13 +38,6 @@ std::vector<int> choose(SplitMix& rng, int n, int count) {
   return all;
 }
 
-void scale(PassProgram& p, double f) {
-  for (WorkOp& op : p.ops) {
-    if (op.kind == WorkOp::Kind::compute) op.seconds *= f;
-  }
-  p.compute_seconds *= f;
-}
-
 }  // namespace
 
 std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus_per_node) {
@@ -95,17 +88,6 @@ topologies::Topology with_slow_nic_links(const topologies::Topology& t,
                    l.lanes);
   }
   return std::move(b).build();
-}
-
-StageWork slowed_stage(const StageWork& stage, double factor) {
-  StageWork s = stage;
-  for (ChunkWork& c : s.chunks) {
-    scale(c.forward, factor);
-    scale(c.backward, factor);
-    scale(c.backward_overlapped, factor);
-  }
-  s.optimizer_seconds *= factor;
-  return s;
 }
 
 }  // namespace fabricsim::models

@@ -41,7 +41,4 @@ std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus
 topologies::Topology with_slow_nic_links(const topologies::Topology& topology,
                                          const std::map<int, double>& by_rank);
 
-/// A stage's work with every compute kernel and the optimizer `factor` times slower.
-StageWork slowed_stage(const StageWork& stage, double factor);
-
 }  // namespace fabricsim::models

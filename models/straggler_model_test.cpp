@@ -48,27 +48,6 @@ TEST_CASE("stragglers: seeded choice of slow GPUs and throttled nodes", "[stragg
   CHECK_FALSE(StragglerSpec{}.any());
 }
 
-TEST_CASE("stragglers: a slowed stage runs its kernels and optimizer slower, not its traffic",
-          "[straggler]") {
-  StageWork w;
-  ChunkWork c;
-  c.forward.ops = {WorkOp{}, WorkOp{}};
-  c.forward.ops[0].seconds = 2;
-  c.forward.ops[1].kind = WorkOp::Kind::comm;
-  c.forward.ops[1].bytes = 1e6;
-  c.forward.compute_seconds = 2;
-  c.backward.ops = {WorkOp{}};
-  c.backward.ops[0].seconds = 4;
-  w.chunks.push_back(c);
-  w.optimizer_seconds = 0.5;
-  const StageWork s = slowed_stage(w, 1.5);
-  CHECK(s.chunks[0].forward.ops[0].seconds == 3);
-  CHECK(s.chunks[0].forward.ops[1].bytes == 1e6);
-  CHECK(s.chunks[0].forward.compute_seconds == 3);
-  CHECK(s.chunks[0].backward.ops[0].seconds == 6);
-  CHECK(s.optimizer_seconds == 0.75);
-}
-
 TEST_CASE("stragglers: a slow link divides the bandwidth of one NIC's network links",
           "[straggler]") {
   topologies::ClusterSpec spec = topologies::find_system("dgx-h100")->make(16);
