@@ -33,6 +33,7 @@ std::unique_ptr<Command> make_size_command();
 std::unique_ptr<Command> make_compare_command();
 std::unique_ptr<Command> make_plot_command();
 std::unique_ptr<Command> make_goodput_command();
+std::unique_ptr<Command> make_sweep_command();
 std::unique_ptr<Command> make_stragglers_command();
 
 }  // namespace fabricsim::tools
