@@ -13,13 +13,13 @@
 namespace fabricsim::api {
 
 struct Confidence {
-  std::string precision;       ///< the GEMM precision of the training run
-  bool gemm_fitted = false;    ///< GEMM efficiency fitted to measurements of this GPU
-  int gemm_points = 0;         ///< measurements behind that fit
-  double gemm_median = 0;      ///< its median relative error
+  std::string precision;     ///< the GEMM precision of the training run
+  bool gemm_fitted = false;  ///< GEMM efficiency fitted to measurements of this GPU
+  int gemm_points = 0;       ///< measurements behind that fit
+  double gemm_median = 0;    ///< its median relative error
   bool collective_fitted = false;
   int collective_points = 0;
-  std::string software;        ///< the software preset
+  std::string software;  ///< the software preset
   bool software_documented = false;
   /// Nothing of this GPU or system was measured: figures are announced (e.g. Vera Rubin) or
   /// inherited from a related preset.

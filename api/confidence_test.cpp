@@ -20,7 +20,8 @@ Scenario scenario(const std::vector<std::string>& sets) {
 
 TEST_CASE("confidence names the fitted data behind a result", "[confidence]") {
   const Scenario s = scenario({});
-  const Confidence c = assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
+  const Confidence c =
+      assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
   // DGX H100's built-in profile: bf16 GEMMs and collectives fitted to public measurements.
   CHECK(c.precision == "bf16");
   CHECK(c.gemm_fitted);
@@ -36,9 +37,11 @@ TEST_CASE("confidence names the fitted data behind a result", "[confidence]") {
 }
 
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
-  const Scenario s = scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
-                               "/software={\"framework\": \"nemo\", \"version\": \"24.07\"}"});
-  const Confidence c = assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
+  const Scenario s =
+      scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
+                "/software={\"framework\": \"nemo\", \"version\": \"24.07\"}"});
+  const Confidence c =
+      assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
   CHECK_FALSE(c.gemm_fitted);
   CHECK(c.software == "nemo-24.07");
   CHECK(c.software_documented);
