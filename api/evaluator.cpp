@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "models/comm_cache.hpp"
+#include "models/step_cache.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -50,9 +50,9 @@ struct Evaluator::State {
   std::string calibration_source;
   /// Caches no caller holds right now; a caller takes one (or makes one) and gives it back.
   std::mutex mutex;
-  std::vector<std::unique_ptr<models::CommCache>> idle;
+  std::vector<std::unique_ptr<models::StepCache>> idle;
 
-  std::unique_ptr<models::CommCache> take(topologies::RoutingStrategy routing, bool collnet) {
+  std::unique_ptr<models::StepCache> take(topologies::RoutingStrategy routing, bool collnet) {
     {
       const std::lock_guard lock(mutex);
       for (auto it = idle.begin(); it != idle.end(); ++it) {
@@ -63,10 +63,10 @@ struct Evaluator::State {
         }
       }
     }
-    return std::make_unique<models::CommCache>(system, profile.collective, routing, collnet);
+    return std::make_unique<models::StepCache>(system, profile.collective, routing, collnet);
   }
 
-  void give_back(std::unique_ptr<models::CommCache> cache) {
+  void give_back(std::unique_ptr<models::StepCache> cache) {
     const std::lock_guard lock(mutex);
     idle.push_back(std::move(cache));
   }
@@ -136,7 +136,7 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
   }
   models::StepOptions options = p.scenario.simulation;
   options.backend = backend_of(fidelity);
-  std::unique_ptr<models::CommCache> cache = state_->take(options.routing, options.collnet);
+  std::unique_ptr<models::StepCache> cache = state_->take(options.routing, options.collnet);
   const auto start = std::chrono::steady_clock::now();
   e.step = models::simulate_step(state_->system, state_->profile.collective, p.workload,
                                  p.scenario.plan, options, cache.get());

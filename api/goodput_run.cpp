@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "api/training_run.hpp"
+#include "models/straggler_model.hpp"
 #include "models/transformer.hpp"
 
 namespace fabricsim::api {
@@ -37,7 +40,8 @@ double trainable_parameters(const Scenario& s, double total) {
 }  // namespace
 
 GoodputReport evaluate_goodput(const Scenario& s, double days, models::RecoveryLevel level,
-                               double tokens_per_s, double step_time_s) {
+                               double tokens_per_s, double step_time_s,
+                               double slowdown_while_writing) {
   const OperationsSpec& ops = s.operations;
   GoodputReport r;
   r.gpus = s.gpus;
@@ -63,9 +67,11 @@ GoodputReport evaluate_goodput(const Scenario& s, double days, models::RecoveryL
   in.recovery = r.recovery;
   in.checkpoint = ck;
   in.checkpoint_cost = r.checkpoint;
+  in.slowdown_while_writing = slowdown_while_writing;
   r.result = models::goodput(in);
 
   StorageFeed& f = r.storage;
+  f.step_slowdown_while_writing = slowdown_while_writing;
   const double bytes_per_token = ops.bytes_per_token * ops.read_amplification;
   f.capacity_bytes_per_s =
       std::min(ops.storage.read_bytes_per_s, ops.storage.per_node_bytes_per_s * r.nodes);
@@ -96,9 +102,25 @@ GoodputReport evaluate_goodput(const Scenario& s, double days, models::RecoveryL
 
 GoodputReport run_goodput(const Scenario& s, double days,
                           std::optional<models::RecoveryLevel> level) {
+  const models::RecoveryLevel lv = level.value_or(s.operations.recovery);
   const TrainingReport t = run_training(s);
-  return evaluate_goodput(s, days, level.value_or(s.operations.recovery),
-                          t.step ? t.metrics.tokens_per_s : 0, t.step ? t.metrics.step_time_s : 0);
+  const double tokens = t.step ? t.metrics.tokens_per_s : 0;
+  const double step = t.step ? t.metrics.step_time_s : 0;
+  GoodputReport r = evaluate_goodput(s, days, lv, tokens, step);
+  const double share = r.storage.checkpoint_nic_share;
+  if (!t.step || share <= 0 || s.operations.checkpoint.mode != models::CheckpointMode::async) {
+    return r;
+  }
+  // The burst leaves every NIC (1 - share) of its rate while it lasts: simulate that step.
+  std::map<int, double> every_nic;
+  for (int g = 0; g < s.gpus; ++g)
+    every_nic[g] = 1.0 / std::max(0.05, 1.0 - share);
+  Scenario writing = s;
+  writing.topology = std::make_shared<const topologies::Topology>(
+      models::with_slow_nic_links(*s.topology, every_nic));
+  const TrainingReport w = run_training(writing);
+  if (!w.step) return r;
+  return evaluate_goodput(s, days, lv, tokens, step, w.metrics.step_time_s / step);
 }
 
 nlohmann::json goodput_to_json(const GoodputReport& r) {
@@ -118,11 +140,17 @@ nlohmann::json goodput_to_json(const GoodputReport& r) {
   j["p_any_failure"] = g.p_any_failure;
   j["goodput"] = g.goodput;
   j["useful_hours"] = g.useful_hours;
-  j["lost_hours"] = {{"rework", l.rework},           {"checkpoint", l.checkpoint},
-                     {"detection", l.detection},     {"isolation", l.isolation},
-                     {"restart", l.restart},         {"restore", l.restore},
-                     {"repair_wait", l.repair_wait}, {"planned", l.planned},
-                     {"degraded", l.degraded},       {"total", l.total()}};
+  j["lost_hours"] = {{"rework", l.rework},
+                     {"checkpoint", l.checkpoint},
+                     {"detection", l.detection},
+                     {"isolation", l.isolation},
+                     {"restart", l.restart},
+                     {"restore", l.restore},
+                     {"repair_wait", l.repair_wait},
+                     {"planned", l.planned},
+                     {"degraded", l.degraded},
+                     {"interference", l.interference},
+                     {"total", l.total()}};
   j["recovery_times_s"] = {{"detection", rc.detection_s},
                            {"isolation", rc.isolation_s},
                            {"restart", rc.restart_s},
@@ -145,7 +173,8 @@ nlohmann::json goodput_to_json(const GoodputReport& r) {
                   {"limits", f.limits},
                   {"checkpoint_node_burst_GB", f.checkpoint_node_burst_bytes * 1e-9},
                   {"checkpoint_burst_s", f.checkpoint_burst_s},
-                  {"checkpoint_nic_share", f.checkpoint_nic_share}};
+                  {"checkpoint_nic_share", f.checkpoint_nic_share},
+                  {"step_slowdown_while_writing", f.step_slowdown_while_writing}};
   if (r.simulated) {
     j["step_time_s"] = r.step_time_s;
     j["tokens_per_s"] = r.tokens_per_s;
@@ -189,6 +218,7 @@ std::string goodput_to_text(const GoodputReport& r) {
   row("repair wait", l.repair_wait);
   row("planned", l.planned);
   row("degraded", l.degraded);
+  row("interference", l.interference);
   out += fmt::format("goodput             {:.1f}%\n", 100 * g.goodput);
   if (r.simulated) {
     out += fmt::format("throughput          {:.0f} tokens/s simulated, {:.0f} effective ({})\n",

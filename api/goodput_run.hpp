@@ -23,6 +23,9 @@ struct StorageFeed {
   /// Share of a node's compute-fabric NIC bandwidth the checkpoint burst takes while it lasts,
   /// when storage shares the fabric (0 otherwise).
   double checkpoint_nic_share = 0;
+  /// Simulated step time with every NIC left (1 - share) of its rate, over the nominal one
+  /// (shared fabric and asynchronous checkpoints only; else 1).
+  double step_slowdown_while_writing = 1;
 };
 
 struct GoodputReport {
@@ -44,8 +47,11 @@ struct GoodputReport {
 /// Goodput of a scenario over `days` at a recovery level; `tokens_per_s` from a simulated step
 /// (0: not simulated, throughput fields stay 0).
 GoodputReport evaluate_goodput(const Scenario& scenario, double days, models::RecoveryLevel level,
-                               double tokens_per_s, double step_time_s = 0);
-/// Simulates the scenario's step, then evaluates goodput (level: the scenario's unless given).
+                               double tokens_per_s, double step_time_s = 0,
+                               double slowdown_while_writing = 1);
+/// Simulates the scenario's step (and, when asynchronous checkpoints share the fabric, the step
+/// with the checkpoint burst taking its share of every NIC), then evaluates goodput (level: the
+/// scenario's unless given).
 GoodputReport run_goodput(const Scenario& scenario, double days,
                           std::optional<models::RecoveryLevel> level);
 

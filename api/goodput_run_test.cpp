@@ -109,6 +109,23 @@ TEST_CASE("storage: the feed rate limits the run only when it cannot keep up",
   CHECK(shared.storage.checkpoint_nic_share == Approx(rate / (8 * 50e9)));
 }
 
+TEST_CASE("async checkpoint bursts over a shared fabric slow the simulated step",
+          "[goodput][storage]") {
+  nlohmann::json d = small();  // 8 nodes, TP8 inside each, DP across the fabric
+  d["checkpoint"] = {{"mode", "async"}};
+  d["storage"] = {
+      {"shares_fabric", true}, {"per_node_bandwidth", "200 GB/s"}, {"write_bandwidth", "100 TB/s"}};
+  const GoodputReport shared = run_goodput(read(d), 10, std::nullopt);
+  CHECK(shared.storage.checkpoint_nic_share == Approx(0.5));  // 200 of 8 x 50 GB/s
+  CHECK(shared.storage.step_slowdown_while_writing > 1);
+  CHECK(shared.result.lost.interference > 0);
+  CHECK(shared.result.useful_hours + shared.result.lost.total() == Approx(240));
+  d["storage"]["shares_fabric"] = false;  // its own network: no interference
+  const GoodputReport own = run_goodput(read(d), 10, std::nullopt);
+  CHECK(own.storage.step_slowdown_while_writing == 1);
+  CHECK(own.result.lost.interference == 0);
+}
+
 TEST_CASE("scenario reliability, checkpoint and storage keys", "[goodput][scenario]") {
   nlohmann::json d = small();
   d["reliability"] = {{"recovery", "manual"},
@@ -186,6 +203,13 @@ TEST_CASE("cli: goodput prints MTBF, lost hours by cause and goodput", "[cli][go
   REQUIRE(rows.size() == 3);
   CHECK(rows[2]["goodput_automated"].get<double>() < rows[0]["goodput_automated"].get<double>());
   CHECK(rows[2]["goodput_manual"].get<double>() < rows[2]["goodput_automated"].get<double>());
+  // run --days adds the same report as a "goodput" section.
+  const auto run = run_fabricsim({"run", "--backend", "analytical", "--days", "30", "--json"});
+  REQUIRE(run.code == 0);
+  const nlohmann::json rj = nlohmann::json::parse(run.out);
+  CHECK(rj["goodput"]["goodput"].get<double>() == Approx(j["goodput"].get<double>()));
+  CHECK_FALSE(nlohmann::json::parse(run_fabricsim({"run", "--backend", "analytical", "--json"}).out)
+                  .contains("goodput"));
   CHECK(run_fabricsim({"goodput", "--recovery", "hopeful"}).code == 2);
   CHECK(run_fabricsim({"goodput", "--days", "-1"}).code == 2);
   CHECK(run_fabricsim({"goodput", "--scale-gpus", "0"}).code == 2);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <map>
 
 #include "sim/unit_parse.hpp"
 
@@ -44,8 +46,7 @@ void read_reliability(const sim::JsonValue& v, OperationsSpec& ops) {
   if (auto t = r.optional("isolation")) ops.isolation_s = t->as_time_or_zero().s();
   if (auto t = r.optional("restart")) ops.restart_s = t->as_time_or_zero().s();
   if (auto t = r.optional("repair")) ops.repair_s = t->as_time().s();
-  if (auto n = r.optional("spare_nodes"))
-    ops.spare_nodes = static_cast<int>(n->as_non_negative_int());
+  if (auto n = r.optional("spare_nodes")) ops.spare_nodes = n->as_non_negative_int32();
   if (auto f = r.optional("spare_fraction")) ops.spare_fraction = f->as_fraction();
   if (auto p = r.optional("planned")) {
     const models::FailureRate rate = read_rate(*p);
@@ -107,12 +108,67 @@ void read_storage(const sim::JsonValue& v, OperationsSpec& ops) {
   r.finish();
 }
 
+double read_factor(const sim::JsonValue& v) {
+  const double f = v.as_positive_number();
+  if (f < 1) v.fail("a slowdown factor of at least 1 (1.2: 20% slower)");
+  return f;
+}
+
+/// {"17": 1.5, ...}: ids below `count` and their factors.
+std::map<int, double> read_named(const sim::JsonValue& v, int count, const char* what) {
+  std::map<int, double> out;
+  sim::ObjectReader r = v.as_object();
+  for (const std::string& key : r.keys()) {
+    const sim::JsonValue f = r.required(key);
+    int id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id >= count) {
+      v.fail_message(fmt::format("'{}' is not a {} index in 0..{}", key, what, count - 1));
+    }
+    out[id] = read_factor(f);
+  }
+  r.finish();
+  return out;
+}
+
+void read_stragglers(const sim::JsonValue& v, models::StragglerSpec& s, int gpus,
+                     int gpus_per_node) {
+  sim::ObjectReader r = v.as_object();
+  if (auto f = r.optional("fraction")) s.fraction = f->as_fraction();
+  if (auto d = r.optional("slowdown")) {
+    if (d->raw().is_object()) {
+      sim::ObjectReader dr = d->as_object();
+      s.slowdown_min = read_factor(dr.required("min"));
+      s.slowdown_max = read_factor(dr.required("max"));
+      dr.finish();
+      if (s.slowdown_max < s.slowdown_min) d->fail_message("max must be at least min");
+    } else {
+      s.slowdown_min = s.slowdown_max = read_factor(*d);
+    }
+  }
+  if (auto seed = r.optional("seed")) s.seed = static_cast<uint64_t>(seed->as_non_negative_int());
+  if (auto f = r.optional("node_fraction")) s.node_fraction = f->as_fraction();
+  if (auto f = r.optional("node_slowdown")) s.node_slowdown = read_factor(*f);
+  if (auto n = r.optional("ranks")) s.ranks = read_named(*n, gpus, "GPU");
+  if (auto n = r.optional("nodes")) {
+    s.nodes = read_named(*n, (gpus + gpus_per_node - 1) / gpus_per_node, "node");
+  }
+  if (auto n = r.optional("links")) s.links = read_named(*n, gpus, "GPU");
+  r.finish();
+}
+
 }  // namespace
 
-void read_operations(sim::ObjectReader& top, OperationsSpec& out) {
+void read_operations(sim::ObjectReader& top, OperationsSpec& out, int gpus, int gpus_per_node) {
   if (auto v = top.optional("reliability")) read_reliability(*v, out);
   if (auto v = top.optional("checkpoint")) read_checkpoint(*v, out.checkpoint);
   if (auto v = top.optional("storage")) read_storage(*v, out);
+  if (auto v = top.optional("stragglers")) {
+    read_stragglers(*v, out.stragglers, gpus, gpus_per_node);
+    const std::vector<double> f = models::rank_slowdowns(out.stragglers, gpus, gpus_per_node);
+    if (std::any_of(f.begin(), f.end(), [](double x) { return x != 1.0; }))
+      out.compute_slowdown = f;
+  }
 }
 
 models::RecoverySpec resolve_recovery(const OperationsSpec& ops, models::RecoveryLevel level,

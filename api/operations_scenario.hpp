@@ -1,7 +1,7 @@
 #pragma once
 // The operating-at-scale sections of a scenario: "reliability" (failure classes, recovery),
-// "checkpoint" and "storage" (documented in docs/formats.md). Read strictly, like the rest of the
-// scenario; read_scenario calls read_operations on the top-level object.
+// "checkpoint", "storage" and "stragglers" (documented in docs/formats.md). Read strictly, like the
+// rest of the scenario; read_scenario calls read_operations on the top-level object.
 
 #include <optional>
 #include <vector>
@@ -9,6 +9,7 @@
 #include "models/checkpoint_model.hpp"
 #include "models/failure_model.hpp"
 #include "models/goodput_model.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/json_reader.hpp"
 
 namespace fabricsim::api {
@@ -28,10 +29,14 @@ struct OperationsSpec {
   /// how many bytes are read per byte used (shuffled reads of larger blocks, re-reads).
   double bytes_per_token = 4;
   double read_amplification = 1;
+  models::StragglerSpec stragglers;
+  /// Per rank, from `stragglers` (empty when nobody is slow); read_scenario hands it to the step.
+  std::vector<double> compute_slowdown;
 };
 
-/// Reads "reliability", "checkpoint" and "storage" when present.
-void read_operations(sim::ObjectReader& top, OperationsSpec& out);
+/// Reads "reliability", "checkpoint", "storage" and "stragglers" when present, for a job of
+/// `gpus` GPUs, `gpus_per_node` to a node.
+void read_operations(sim::ObjectReader& top, OperationsSpec& out, int gpus, int gpus_per_node);
 
 /// The recovery spec of a level with the scenario's overrides, and its spares for `nodes`.
 models::RecoverySpec resolve_recovery(const OperationsSpec& ops, models::RecoveryLevel level,

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/model_json.hpp"
 #include "models/model_presets.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/spec_error.hpp"
 #include "topologies/system_presets.hpp"
@@ -96,11 +99,12 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   sc.system = preset.as_string();
   const topologies::SystemPreset* p = topologies::find_system(sc.system);
   if (p == nullptr) preset.fail(fmt::format("one of {}", topologies::system_names()));
+  sc.system = p->name;  // an alias names its preset
   sc.gpus = r.required("gpus").as_positive_int32();
   sc.cluster = p->make(sc.gpus);
   if (auto routing = r.optional("routing")) {
     if (!topologies::parse_routing_strategy(routing->as_string(), sc.simulation.routing)) {
-      routing->fail("one of ecmp, spray, rail_aware, shortest");
+      routing->fail("one of " + topologies::routing_strategy_names());
     }
   }
   if (auto nv = r.optional("nvlink")) {
@@ -128,7 +132,21 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   }
 }
 
-Scenario read_scenario(const sim::JsonValue& root) {
+namespace {
+
+std::shared_ptr<const topologies::Topology> slow_link_topology(const Scenario& sc,
+                                                               const sim::JsonValue& root) {
+  try {
+    return std::make_shared<const topologies::Topology>(
+        models::with_slow_nic_links(*sc.topology, sc.operations.stragglers.links));
+  } catch (const std::invalid_argument& e) {
+    throw sim::InputError(root.file(), "/stragglers/links", e.what());
+  }
+}
+
+}  // namespace
+
+Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   Scenario sc;
   sc.source = root.file();
   sim::ObjectReader top = root.as_object();
@@ -213,25 +231,29 @@ Scenario read_scenario(const sim::JsonValue& root) {
     const sim::JsonValue pv = top.required("parallelism");
     sim::ObjectReader r = pv.as_object();
     models::ParallelPlan& p = sc.plan;
-    auto size = [&](const char* key, int fallback) {
+    // A dimension over GPUs is at most the GPU count, so products of them cannot overflow.
+    auto size = [&](const char* key, int fallback, bool over_gpus = false) {
       auto v = r.optional(key);
-      return v ? v->as_positive_int32() : fallback;
+      if (!v) return fallback;
+      const int n = v->as_positive_int32();
+      if (over_gpus && n > sc.gpus) v->fail(fmt::format("at most the {} GPUs", sc.gpus));
+      return n;
     };
-    p.tp = size("tp", 1);
-    p.pp = size("pp", 1);
-    p.cp = size("cp", 1);
-    p.ep = size("ep", 1);
+    p.tp = size("tp", 1, true);
+    p.pp = size("pp", 1, true);
+    p.cp = size("cp", 1, true);
+    p.ep = size("ep", 1, true);
     p.vp = size("vp", 1);
     p.micro_batch = size("micro_batch", 1);
-    if (auto dp = r.optional("dp")) {
-      p.dp = dp->as_positive_int32();
+    if (r.optional("dp")) {
+      p.dp = size("dp", 1, true);
     } else {
-      const int rest = p.tp * p.pp * p.cp;
+      const int64_t rest = int64_t{p.tp} * p.pp * p.cp;
       if (sc.gpus % rest != 0) {
         pv.fail_message(
             fmt::format("tp x pp x cp = {} does not divide the {} GPUs", rest, sc.gpus));
       }
-      p.dp = sc.gpus / rest;
+      p.dp = static_cast<int>(sc.gpus / rest);
     }
     if (auto v = r.optional("sequence_parallel")) p.sequence_parallel = v->as_bool();
     if (auto v = r.optional("zero")) {
@@ -250,7 +272,9 @@ Scenario read_scenario(const sim::JsonValue& root) {
       p.order = *order;
     }
     r.finish();
-    models::validate_plan(p, sc.training, sc.model, sc.gpus, root.file(), "/parallelism");
+    if (check_plan) {
+      models::validate_plan(p, sc.training, sc.model, sc.gpus, root.file(), "/parallelism");
+    }
   }
 
   if (auto c = top.optional("calibration")) sc.calibration = c->as_string();
@@ -273,7 +297,12 @@ Scenario read_scenario(const sim::JsonValue& root) {
     if (auto v = r.optional("ignore_memory")) sc.ignore_memory = v->as_bool();
     r.finish();
   }
-  read_operations(top, sc.operations);
+  read_operations(top, sc.operations, sc.gpus, std::max(1, sc.cluster.gpus_per_server));
+  if (sc.operations.stragglers.any()) {  // every rank runs its own program
+    sc.simulation.compute_slowdown = sc.operations.compute_slowdown;
+    sc.simulation.full_ranks = true;
+    if (!sc.operations.stragglers.links.empty()) sc.topology = slow_link_topology(sc, root);
+  }
   top.finish();
   return sc;
 }

@@ -49,8 +49,9 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
                        const std::string& where);
 
 /// Reads and validates a scenario (strict: unknown keys are errors, plans that do not divide are
-/// rejected with the reason).
-Scenario read_scenario(const sim::JsonValue& root);
+/// rejected with the reason, unless `check_plan` is false: the plan searches only take the
+/// scenario's plan as the base for the choices they do not make).
+Scenario read_scenario(const sim::JsonValue& root, bool check_plan = true);
 
 /// Reads a scenario's "system" section into `scenario`: preset, GPU count, routing, NVLink and
 /// fabric overrides, and the topology they build (what a scaling study re-reads per size).

@@ -126,12 +126,9 @@ std::string report_to_text(const TrainingReport& r) {
   }
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const auto& worst = r.memory.stages[static_cast<size_t>(r.memory.worst_stage)];
-  out += fmt::format(
-      "memory (stage {}): {:.1f} of {:.1f} GiB: weights {:.1f}, gradients {:.1f}, optimizer "
-      "{:.1f}, activations {:.1f} ({} chunks in flight), framework {:.1f}{}\n",
-      worst.stage, worst.total() / kGiB, r.memory.capacity / kGiB, worst.weights / kGiB,
-      worst.gradients / kGiB, worst.optimizer / kGiB, worst.activations / kGiB, worst.in_flight,
-      worst.framework / kGiB, r.memory.fits ? "" : "  DOES NOT FIT");
+  out += fmt::format("memory (stage {}): {:.1f} of {:.1f} GiB: {}{}\n", worst.stage,
+                     worst.total() / kGiB, r.memory.capacity / kGiB,
+                     models::memory_breakdown_text(worst), r.memory.fits ? "" : "  DOES NOT FIT");
   if (!r.step) {
     out += "infeasible: " + r.memory.reason + "\n(use --ignore-memory to simulate anyway)\n";
     return out;

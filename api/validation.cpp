@@ -180,9 +180,9 @@ void validate_moe(const calibration::Case& c, const ValidationOptions& options, 
   request.fp8 = dtype == "fp8";
   const models::MoeAlltoallResult r = models::moe_alltoall(
       request, models::moe_link_rates(entry.system, group), models::moe_kernel_profile(profile));
-  const std::string detail =
-      fmt::format("{} {}, bound by {}, {:.2f} nodes / {:.2f} ranks per token", payload.kernel,
-                  coll.op, r.binding, r.distinct_nodes, r.distinct_ranks);
+  const std::string detail = fmt::format(
+      "{} {}, {} bytes reported, bound by {}, {:.2f} nodes / {:.2f} ranks per token",
+      payload.kernel, coll.op, r.reported_link, r.binding, r.distinct_nodes, r.distinct_ranks);
   bool any = false;
   auto add = [&](const char* metric, double predicted, double measured) {
     report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, measured,

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "calibration/importers.hpp"
+#include "tests/shared_reference.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -10,7 +11,7 @@ using namespace fabricsim::calibration;
 namespace {
 
 std::string reference(const std::string& file) {
-  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
+  return fabricsim::testing::shared_case(file);
 }
 
 /// Points the conversion should give, counted from the raw JSON: one per distinct curve size,
@@ -45,6 +46,7 @@ const CollectiveMeasurement& by_source(const MeasurementSet& set, const std::str
 }  // namespace
 
 TEST_CASE("collective cases become one measurement per point", "[import][cases]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   std::ifstream in(reference("dev-collectives.json"));
   const nlohmann::json raw = nlohmann::json::parse(in);
   const MeasurementSet set = measurements_from_cases(load_cases(reference("dev-collectives.json")));
@@ -88,6 +90,7 @@ TEST_CASE("collective cases become one measurement per point", "[import][cases]"
 }
 
 TEST_CASE("GEMM cases convert, training cases never do", "[import][cases]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const std::vector<Case> gemm = load_cases(reference("dev-gemm.json"));
   const MeasurementSet set = measurements_from_cases(gemm);
   REQUIRE(set.gemms.size() == gemm.size());
@@ -111,6 +114,7 @@ TEST_CASE("GEMM cases convert, training cases never do", "[import][cases]") {
 }
 
 TEST_CASE("MoE dispatch cases are skipped", "[import][cases]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   Case c = load_cases(reference("dev-collectives.json")).at(5);
   c.collective->op = "moe_dispatch";
   const MeasurementSet set = measurements_from_cases({c});

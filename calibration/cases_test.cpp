@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "sim/input_error.hpp"
+#include "tests/shared_reference.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -11,7 +12,7 @@ using namespace fabricsim::calibration;
 namespace {
 
 std::string reference(const std::string& file) {
-  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
+  return fabricsim::testing::shared_case(file);
 }
 
 nlohmann::json raw_reference(const std::string& file) {
@@ -46,6 +47,7 @@ void check_rejected(const nlohmann::json& doc, const std::string& pointer,
 }  // namespace
 
 TEST_CASE("the real reference case files load", "[cases]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const std::vector<Case> training = load_cases(reference("dev-training.json"));
   const std::vector<Case> collectives = load_cases(reference("dev-collectives.json"));
   const std::vector<Case> gemms = load_cases(reference("dev-gemm.json"));
@@ -103,6 +105,7 @@ TEST_CASE("the real reference case files load", "[cases]") {
 }
 
 TEST_CASE("case files reject missing and unknown keys", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-collectives.json");
   c.erase("notes");
   check_rejected(nlohmann::json::array({c}), "/0/notes", "missing key");
@@ -133,6 +136,7 @@ TEST_CASE("case files reject missing and unknown keys", "[cases][bad-input]") {
 }
 
 TEST_CASE("case files check the framework of a run", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-training.json");
   c["framework"]["name"] = "jax";
   check_rejected(nlohmann::json::array({c}), "/0/framework/name", "megatron-lm");
@@ -151,6 +155,7 @@ TEST_CASE("case files check the framework of a run", "[cases][bad-input]") {
 }
 
 TEST_CASE("case files reject wrong types and bad values", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-gemm.json");
   c["gpus"] = "1";
   check_rejected(nlohmann::json::array({c}), "/0/gpus", "expected a positive integer, got \"1\"");
@@ -190,6 +195,7 @@ TEST_CASE("case files reject wrong types and bad values", "[cases][bad-input]") 
 }
 
 TEST_CASE("case files reject values outside the enums", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-collectives.json");
   c["kind"] = "collectives";
   check_rejected(nlohmann::json::array({c}), "/0/kind",
@@ -235,6 +241,7 @@ TEST_CASE("case files reject values outside the enums", "[cases][bad-input]") {
 }
 
 TEST_CASE("case curves must be strictly increasing with positive values", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-collectives.json");
   c["measured"]["busbw_curve"][3][0] = 4096;  // same size as point 2
   check_rejected(nlohmann::json::array({c}), "/0/measured/busbw_curve/3/0", "strictly increasing");
@@ -255,6 +262,7 @@ TEST_CASE("case curves must be strictly increasing with positive values", "[case
 }
 
 TEST_CASE("case ids are unique within a file", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json file = raw_reference("dev-gemm.json");
   file[7]["id"] = file[2]["id"];
   check_rejected(file, "/7/id",
@@ -262,6 +270,7 @@ TEST_CASE("case ids are unique within a file", "[cases][bad-input]") {
 }
 
 TEST_CASE("each kind needs its own object and only that one", "[cases][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = first_record("dev-training.json");
   c["model"] = nullptr;
   check_rejected(nlohmann::json::array({c}), "/0/model", "expected a model object");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/input_error.hpp"
+#include "tests/shared_reference.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -58,14 +59,14 @@ void check_csv_rejected(const std::string& text, const std::string& path,
 }  // namespace
 
 TEST_CASE("formats are detected from the content", "[import]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const auto detect = [](const std::string& file) { return detect_format(file, read(file)); };
   CHECK(detect(fixture("nccl-tests/run17.log")) == MeasurementFormat::nccl_tests_log);
   CHECK(detect(fixture("nccl-tests/ib_2node_h200.log")) == MeasurementFormat::nccl_tests_log);
   CHECK(detect(fixture("measurements/nccl_bench_h200.json")) == MeasurementFormat::nccl_bench_json);
   CHECK(detect(fixture("measurements/gemm_bench_h200.json")) == MeasurementFormat::gemm_bench_json);
   CHECK(detect(fixture("measurements/gemm_h100.csv")) == MeasurementFormat::gemm_csv);
-  CHECK(detect(std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/dev-gemm.json") ==
-        MeasurementFormat::cases_json);
+  CHECK(detect(fabricsim::testing::shared_case("dev-gemm.json")) == MeasurementFormat::cases_json);
   CHECK(detect_format("x.txt", "# comment\nm,n,k,dtype,tflops\n1,2,3,bf16,4\n") ==
         MeasurementFormat::gemm_csv);
   CHECK(to_string(MeasurementFormat::gemm_csv) == "gemm_csv");

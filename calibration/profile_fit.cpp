@@ -38,7 +38,7 @@ const std::map<std::string, std::string>& system_donors() {
       {"dgx-a100-40gb", "dgx-a100-80gb"}, {"unknown-a100-ib", "dgx-a100-80gb"},
       {"unknown-h100-ib", "dgx-h100"},    {"meta-h100-roce", "dgx-h100"},
       {"dgx-b300", "dgx-b200"},           {"gb300-nvl72", "gb200-nvl72"},
-      {"vr-nvl144", "gb200-nvl72"},
+      {"vr-nvl72", "gb200-nvl72"},
   };
   return donors;
 }

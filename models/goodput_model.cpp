@@ -114,7 +114,14 @@ GoodputResult goodput(const GoodputInputs& in) {
   lost.checkpoint = std::isfinite(g.interval_s) && g.interval_s > 0
                         ? running * ck.blocking_s / (g.interval_s + ck.blocking_s)
                         : 0;
-  const double computing = running - lost.checkpoint;
+  double computing = running - lost.checkpoint;
+  // An asynchronous write runs for write_s of every interval; meanwhile steps take
+  // slowdown_while_writing times longer, so that share of the time does 1/slowdown of the work.
+  if (async && in.slowdown_while_writing > 1 && std::isfinite(g.interval_s) && g.interval_s > 0) {
+    const double duty = std::min(1.0, ck.write_s / g.interval_s);
+    lost.interference = computing * duty * (1.0 - 1.0 / in.slowdown_while_writing);
+    computing -= lost.interference;
+  }
   lost.rework =
       g.unexpected_interruptions > 0
           ? std::min(computing, g.unexpected_interruptions * g.rework_per_failure_s / 3600)

@@ -5,7 +5,7 @@
 // checkpoints themselves block, and the fraction of the time left for useful training. First-order
 // expected values (failures are a Poisson process); every hour of the period is accounted for:
 //   useful + rework + checkpoint + detection + isolation + restart + restore + repair_wait
-//          + planned + degraded = wall time.
+//          + planned + degraded + interference = wall time.
 
 #include <string>
 #include <string_view>
@@ -41,14 +41,18 @@ struct GoodputInputs {
   RecoverySpec recovery;
   CheckpointSpec checkpoint;
   CheckpointCost checkpoint_cost;
+  /// Step time while an asynchronous checkpoint is being written over links training also uses,
+  /// over the step time without it (1: storage has its own network, or checkpoints are sync).
+  double slowdown_while_writing = 1;
 };
 
 struct LostHours {
   double rework = 0, checkpoint = 0, detection = 0, isolation = 0, restart = 0, restore = 0,
          repair_wait = 0, planned = 0, degraded = 0;
+  double interference = 0;  ///< slower steps while an async checkpoint shares the fabric
   double total() const {
     return rework + checkpoint + detection + isolation + restart + restore + repair_wait + planned +
-           degraded;
+           degraded + interference;
   }
 };
 

@@ -103,6 +103,22 @@ TEST_CASE("spares: a Poisson repair queue decides how often a failed node waits"
   CHECK(goodput(in).lost.repair_wait < 1e-6);
 }
 
+TEST_CASE("an asynchronous checkpoint over a shared fabric slows the steps while it writes",
+          "[goodput]") {
+  GoodputInputs in = simple_job(0, 64);
+  in.checkpoint.mode = CheckpointMode::async;
+  in.checkpoint.rule = IntervalRule::fixed;
+  in.checkpoint.interval_s = 600;
+  in.checkpoint_cost.blocking_s = 0;
+  in.checkpoint_cost.write_s = 150;  // writing a quarter of the time
+  in.slowdown_while_writing = 2;     // at half speed
+  const GoodputResult g = goodput(in);
+  CHECK(g.lost.interference == Approx(1000 * 0.25 * 0.5));
+  CHECK(g.useful_hours + g.lost.total() == Approx(1000));
+  in.checkpoint.mode = CheckpointMode::sync;  // a blocking write competes with nothing
+  CHECK(goodput(in).lost.interference == 0);
+}
+
 TEST_CASE("a degrading failure slows the job for its repair time instead of stopping it",
           "[goodput]") {
   GoodputInputs in = simple_job(0, 64);

@@ -79,14 +79,19 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
   const StageMemory& worst = report.stages[static_cast<size_t>(report.worst_stage)];
   report.fits = worst.total() <= report.capacity;
   if (!report.fits) {
-    report.reason = fmt::format(
-        "stage {} needs {:.1f} GiB of {:.1f} GiB HBM: weights {:.1f}, gradients {:.1f}, "
-        "optimizer {:.1f}, activations {:.1f} ({} micro-batch chunks in flight), framework {:.1f}",
-        worst.stage, worst.total() / kGiB, report.capacity / kGiB, worst.weights / kGiB,
-        worst.gradients / kGiB, worst.optimizer / kGiB, worst.activations / kGiB, worst.in_flight,
-        worst.framework / kGiB);
+    report.reason =
+        fmt::format("stage {} needs {:.1f} GiB of {:.1f} GiB HBM: {}", worst.stage,
+                    worst.total() / kGiB, report.capacity / kGiB, memory_breakdown_text(worst));
   }
   return report;
+}
+
+std::string memory_breakdown_text(const StageMemory& m) {
+  return fmt::format(
+      "weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f} ({} micro-batch "
+      "chunks in flight), framework {:.1f}",
+      m.weights / kGiB, m.gradients / kGiB, m.optimizer / kGiB, m.activations / kGiB, m.in_flight,
+      m.framework / kGiB);
 }
 
 nlohmann::json memory_to_json(const MemoryReport& r) {

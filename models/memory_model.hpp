@@ -38,5 +38,7 @@ inline constexpr double kFrameworkReserveBytes = 3.0 * 1024 * 1024 * 1024;
 MemoryReport memory_report(const Workload& workload, const ParallelPlan& plan,
                            const TrainingConfig& training, const topologies::GpuSpec& gpu);
 nlohmann::json memory_to_json(const MemoryReport& report);
+/// "weights 1.2, gradients ..., framework 3.0" (GiB): the one text of a stage's memory.
+std::string memory_breakdown_text(const StageMemory& stage);
 
 }  // namespace fabricsim::models

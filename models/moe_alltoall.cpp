@@ -13,10 +13,6 @@ std::optional<MoeKernel> parse_moe_kernel(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view to_string(MoeKernel k) {
-  return k == MoeKernel::deepep_normal ? "deepep_normal" : "deepep_low_latency";
-}
-
 double expected_distinct_bins(double bins, double per_bin, int picks) {
   if (bins <= 1) return bins > 0 ? 1.0 : 0.0;
   const double total = bins * per_bin;

@@ -26,7 +26,6 @@ enum class MoeKernel { deepep_normal, deepep_low_latency };
 enum class MoeDirection { dispatch, combine };
 
 std::optional<MoeKernel> parse_moe_kernel(std::string_view text);
-std::string_view to_string(MoeKernel k);
 
 /// DeepEP's kernel behaviour beyond the link rates, each from public DeepEP data (see
 /// docs/models.md "MoE dispatch and combine").

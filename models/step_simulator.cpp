@@ -13,6 +13,7 @@
 
 #include "models/collective_runner.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/flow_network.hpp"
 #include "sim/simulation.hpp"
 
@@ -31,7 +32,7 @@ Time seconds(double s) {
 /// looks up their uncontended duration (analytical backend).
 class Communicator {
  public:
-  Communicator(sim::Simulation& simulation, CommCache& cache, const Placement& placement,
+  Communicator(sim::Simulation& simulation, StepCache& cache, const Placement& placement,
                const StepOptions& options)
       : simulation_(simulation), cache_(cache), placement_(placement), options_(options) {
     if (options.backend == Backend::flow) {
@@ -113,7 +114,7 @@ class Communicator {
 
  private:
   sim::Simulation& simulation_;
-  CommCache& cache_;
+  StepCache& cache_;
   const Placement& placement_;
   const StepOptions& options_;
   std::unique_ptr<sim::FlowNetwork> network_;
@@ -164,6 +165,14 @@ struct Slot {
   GroupKind kind = GroupKind::tp;
 };
 
+/// A collective of a rank's passes and its uncontended time.
+struct ResolvedCollective {
+  GroupKind kind;
+  CollectiveOp op;
+  double bytes;
+  Time time;
+};
+
 /// An activation or gradient a task waits for.
 struct Input {
   bool sent = false;
@@ -176,6 +185,7 @@ struct Input {
 struct RankRun {
   int rank = 0;
   int stage = 0;
+  double compute_scale = 1;  ///< StepOptions::compute_slowdown of this rank
   const StageWork* work = nullptr;
   const std::vector<PipelineTask>* tasks = nullptr;
   size_t next = 0;
@@ -214,6 +224,7 @@ struct RankRun {
   /// Analytical backend: memoized pass costs and op durations, [chunk * 3 + program variant].
   std::vector<std::optional<PassCost>> memo;
   std::vector<std::vector<Time>> op_times;
+  std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
   /// Whether a wake-up at the next task's input arrival is scheduled.
   bool wake_pending = false;
   /// The same (tp, cp, dp) rank in the next and the previous pipeline stage (itself at pp = 1).
@@ -239,8 +250,9 @@ struct Engine {
   };
   std::map<std::tuple<int, uint32_t, int>, Barrier> barriers;
   std::map<std::pair<int, int>, int> sequence;  ///< (rank, kind) -> collectives issued
-  /// run_static's slot completion times (reused between passes).
-  std::vector<std::pair<Time, GroupKind>> slot_end;
+  /// run_static's slot completion times (reused between passes), of the walk and of its plain
+  /// twin.
+  std::vector<std::pair<Time, GroupKind>> slot_end, plain_slot_end;
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -315,75 +327,99 @@ struct Engine {
   /// interpreter uses when nothing contends. A pass that neither waits for parameters nor
   /// reduces gradients costs the same every time: its cost is computed once per rank.
   void run_static(RankRun& r, int memo_index) {
-    const bool memoizable = trace == nullptr && !gated(r) && !reducing(r);
+    const bool waits = gated(r) || reducing(r);
     std::optional<PassCost>& memo = r.memo[static_cast<size_t>(memo_index)];
     PassCost fresh;
-    if (!memoizable || !memo) fresh = walk_static(r, memo_index);
-    if (memoizable && !memo) memo = fresh;
-    const PassCost& cost = memoizable ? *memo : fresh;
+    if (trace != nullptr) {
+      fresh = walk_static(r, memo_index, nullptr);
+    } else if (waits) {
+      // The plain cost comes out of the same walk, for the passes of this program that wait for
+      // nothing.
+      PassCost plain;
+      fresh = walk_static(r, memo_index, memo ? nullptr : &plain);
+      if (!memo) memo = plain;
+    } else if (!memo) {
+      memo = walk_static(r, memo_index, nullptr);
+    }
+    const PassCost& cost = trace == nullptr && !waits ? *memo : fresh;
     for (size_t p = 0; p < kParts; ++p)
       r.parts[p] += cost.parts[p];
     sim.schedule_at(r.task_start + cost.duration, [this, &r] { finish_task(r); });
   }
 
-  /// One walk of the running pass's program from now, booking its parts into the result (and
-  /// scheduling the gradient reductions of its completed buckets).
-  PassCost walk_static(RankRun& r, int memo_index) {
+  /// A walk's cursor: the time reached, what it was booked to, and when started collectives end.
+  struct Timeline {
+    Time t;
     PassCost cost;
+    std::vector<std::pair<Time, GroupKind>>* slot_end;
+
+    void advance(Part part, Time d) {
+      cost.parts[part] += d;
+      t += d;
+    }
+    void start_slot(int slot, Time d, GroupKind kind) {
+      if (slot_end->size() <= static_cast<size_t>(slot)) {
+        slot_end->resize(static_cast<size_t>(slot) + 1);
+      }
+      (*slot_end)[static_cast<size_t>(slot)] = {t + d, kind};
+    }
+    void wait_slot(int slot) {
+      const auto [end, kind] = (*slot_end)[static_cast<size_t>(slot)];
+      if (end > t) advance(exposed_part(kind), end - t);
+    }
+    void wait_until(Time at) {
+      if (at > t) advance(kDp, at - t);
+    }
+  };
+
+  /// One walk of the running pass's program from now, booking its parts into the result (and
+  /// scheduling the gradient reductions of its completed buckets). With `plain`, also the cost
+  /// of the same program waiting for neither parameters nor reductions.
+  PassCost walk_static(RankRun& r, int memo_index, PassCost* plain) {
     const Time start = sim.now();
-    Time t = start;
-    slot_end.clear();
+    Timeline now{start, {}, &slot_end};
+    Timeline other{start, {}, &plain_slot_end};
+    const bool gate = gated(r);
+    const bool reduce = reducing(r);
     const std::vector<Time>& durations = op_durations(r, memo_index);
     for (size_t i = 0; i < r.program->ops.size(); ++i) {
       const WorkOp& op = r.program->ops[i];
       const Time d = durations[i];
       switch (op.kind) {
-        case WorkOp::Kind::compute: {
-          record(r, "compute", op.name, t, t + d);
-          cost.parts[kCompute] += d;
-          t += d;
+        case WorkOp::Kind::compute:
+          record(r, "compute", op.name, now.t, now.t + d);
+          now.advance(kCompute, d);
+          if (plain) other.advance(kCompute, d);
           break;
-        }
-        case WorkOp::Kind::comm: {
+        case WorkOp::Kind::comm:
           record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
-          cost.parts[exposed_part(op.group)] += d;
-          t += d;
+              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
+          now.advance(exposed_part(op.group), d);
+          if (plain) other.advance(exposed_part(op.group), d);
           break;
-        }
-        case WorkOp::Kind::comm_start: {
+        case WorkOp::Kind::comm_start:
           record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, t, t + d);
-          if (slot_end.size() <= static_cast<size_t>(op.slot)) {
-            slot_end.resize(static_cast<size_t>(op.slot) + 1);
-          }
-          slot_end[static_cast<size_t>(op.slot)] = {t + d, op.group};
+              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
+          now.start_slot(op.slot, d, op.group);
+          if (plain) other.start_slot(op.slot, d, op.group);
           break;
-        }
-        case WorkOp::Kind::comm_wait: {
-          const auto [end, kind] = slot_end[static_cast<size_t>(op.slot)];
-          if (end > t) {
-            cost.parts[exposed_part(kind)] += end - t;
-            t = end;
-          }
+        case WorkOp::Kind::comm_wait:
+          now.wait_slot(op.slot);
+          if (plain) other.wait_slot(op.slot);
           break;
-        }
         case WorkOp::Kind::param_gate: {
-          if (!gated(r)) break;
+          if (!gate) break;
           const Time ready_at = r.params_ready_at[task(r).chunk][op.slot];
-          if (ready_at > t) {
-            record(r, "compute", "wait params", t, ready_at);
-            cost.parts[kDp] += ready_at - t;
-            t = ready_at;
-          }
+          record(r, "compute", "wait params", now.t, ready_at);
+          now.wait_until(ready_at);
           break;
         }
         case WorkOp::Kind::bucket_ready: {
-          if (!reducing(r)) break;
+          if (!reduce) break;
           const int chunk = task(r).chunk;
           const int bucket = op.slot;
           ++r.pending_dp;  // held until the launch, so the optimizer cannot start early
-          sim.schedule_at(t, [this, &r, chunk, bucket] {
+          sim.schedule_at(now.t, [this, &r, chunk, bucket] {
             --r.pending_dp;
             reduce_bucket(r, chunk, bucket);
           });
@@ -391,8 +427,12 @@ struct Engine {
         }
       }
     }
-    cost.duration = t - start;
-    return cost;
+    now.cost.duration = now.t - start;
+    if (plain) {
+      other.cost.duration = other.t - start;
+      *plain = other.cost;
+    }
+    return now.cost;
   }
 
   /// The uncontended duration of every op of the running pass's program (compute, and the
@@ -404,17 +444,28 @@ struct Engine {
     for (const WorkOp& op : r.program->ops) {
       switch (op.kind) {
         case WorkOp::Kind::compute:
-          d.push_back(seconds(op.seconds));
+          d.push_back(seconds(op.seconds * r.compute_scale));
           break;
         case WorkOp::Kind::comm:
         case WorkOp::Kind::comm_start:
-          d.push_back(comm.collective_time(r.rank, op.group, op.op, op.bytes));
+          d.push_back(rank_collective_time(r, op.group, op.op, op.bytes));
           break;
         default:
           d.push_back(Time::zero());
       }
     }
     return d;
+  }
+
+  /// A collective's uncontended time for `r`: a pass repeats a handful of distinct collectives
+  /// layer after layer, so a short list per rank answers before the communicator's map.
+  Time rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, double bytes) {
+    for (const ResolvedCollective& c : r.resolved) {
+      if (c.bytes == bytes && c.kind == kind && c.op == op) return c.time;
+    }
+    const Time t = comm.collective_time(r.rank, kind, op, bytes);
+    r.resolved.push_back({kind, op, bytes, t});
+    return t;
   }
 
   /// Flow backend (and ZeRO-3): runs the pass's ops as events, from op `r.op` on.
@@ -425,7 +476,7 @@ struct Engine {
       switch (op.kind) {
         case WorkOp::Kind::compute: {
           ++r.op;
-          const Time d = seconds(op.seconds);
+          const Time d = seconds(op.seconds * r.compute_scale);
           record(r, "compute", op.name, sim.now(), sim.now() + d);
           r.parts[kCompute] += d;
           sim.schedule_in(d, [this, &r] { advance(r); });
@@ -725,7 +776,7 @@ struct Engine {
     const Time wait_start = r.free_since;
     r.parts[kDp] += sim.now() - wait_start;
     if (sim.now() > wait_start) record(r, "compute", "wait dp", wait_start, sim.now());
-    const Time opt = seconds(r.work->optimizer_seconds);
+    const Time opt = seconds(r.work->optimizer_seconds * r.compute_scale);
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
     r.parts[kOptimizer] += opt;
     sim.schedule_in(opt, [this, &r] {
@@ -883,8 +934,8 @@ StageBreakdown& StageBreakdown::operator/=(double n) {
 
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, CommCache* cache) {
-  std::optional<CommCache> own;
+                         const StepOptions& options, StepCache* cache) {
+  std::optional<StepCache> own;
   if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
     cache = &own.emplace(system, collective, options.routing, options.collnet);
   }
@@ -895,8 +946,8 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   std::vector<TraceEvent> trace;
   Engine engine{simulation, comm,    workload, plan,
                 placement,  options, {},       options.trace ? &trace : nullptr,
-                {},         {},      {}};
-  const auto schedule = pipeline_schedule(plan.pp, plan.vp, workload.microbatches);
+                {},         {},      {},       {}};
+  const auto& schedule = cache->pipeline(plan.pp, plan.vp, workload.microbatches);
 
   std::vector<int> ranks;
   if (options.full_ranks) {
@@ -909,6 +960,9 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   std::unordered_map<int, RankRun*> by_rank;
   for (int rank : ranks) {
     engine.ranks.push_back(make_rank(rank, placement, workload, schedule));
+    if (!options.compute_slowdown.empty()) {
+      engine.ranks.back()->compute_scale = options.compute_slowdown.at(static_cast<size_t>(rank));
+    }
     by_rank[rank] = engine.ranks.back().get();
   }
   for (auto& r : engine.ranks) {

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "models/collective_model.hpp"
-#include "models/comm_cache.hpp"
 #include "models/compute_profile.hpp"
 #include "models/parallel_plan.hpp"
+#include "models/step_cache.hpp"
 #include "models/system.hpp"
 #include "models/workload.hpp"
 #include "topologies/router.hpp"
@@ -36,6 +36,10 @@ struct StepOptions {
   bool trace = false;             ///< record compute/comm intervals for a Chrome trace
   bool collnet = false;           ///< NCCL_COLLNET_ENABLE=1: IB SHARP where the fabric has it
   int busiest_links = 8;
+  /// Per rank (empty: none): the factor on the duration of that rank's kernels and optimizer
+  /// step (stragglers, throttling; models/straggler_model). Exact with full_ranks; otherwise only
+  /// the simulated representatives' factors count, and their symmetric instances follow them.
+  std::vector<double> compute_slowdown;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
@@ -109,7 +113,7 @@ struct StepResult {
 /// many plans on one cluster share them; without it the step uses a cache of its own.
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, CommCache* cache = nullptr);
+                         const StepOptions& options, StepCache* cache = nullptr);
 
 /// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
 /// link (its rate in GB/s over time, flow backend).

@@ -239,3 +239,169 @@ TEST_CASE("a step simulated twice is bit-identical", "[step][determinism]") {
     CHECK(a.busiest_links[i].bytes == b.busiest_links[i].bytes);
   }
 }
+
+namespace {
+
+/// mixtral-8x7b cut to `layers` layers at sequence 4096: MoE with 8 experts, top-2.
+Setup mixtral(int layers, int tp, int dp, int ep, int global_batch) {
+  Setup s;
+  s.model = *find_model("mixtral-8x7b");
+  s.model.layers = layers;
+  s.model.seq_len = 4096;
+  s.plan.tp = tp;
+  s.plan.dp = dp;
+  s.plan.ep = ep;
+  s.gpus = s.plan.gpus();
+  s.training.global_batch = global_batch;
+  return s;
+}
+
+struct GridCase {
+  const char* name;
+  Setup setup;
+  /// Interleaved pipelines send in the same direction at once (an activation of one chunk and
+  /// a gradient of another): those sends share a link on the flow backend.
+  bool sends_contend = false;
+};
+
+/// Plans covering DP, CP, EP (MoE), ZeRO-3 and interleaved PP on one GB200 NVL72 domain, chosen
+/// so that nothing contends: every group sits inside one NVLink domain (no two groups share a
+/// link), data-parallel traffic without overlap runs while the compute stream is idle, ZeRO-3's
+/// gathers run without TP (the only other traffic of the step would share the GPU's NVLink
+/// ports), EP pairs exchange over one pair of directed links, and pipeline sends run without TP.
+std::vector<GridCase> uncontended_grid() {
+  std::vector<GridCase> grid;
+  auto add = [&](const char* name, Setup s) {
+    s.system = "gb200-nvl72";
+    s.gpus = s.plan.gpus();
+    s.plan.dp_comm_overlap = false;
+    s.plan.param_gather_overlap = false;
+    const bool interleaved = s.plan.vp > 1;
+    grid.push_back({name, std::move(s), interleaved});
+  };
+  add("TP2 DP4", llama(4, 2, 1, 4, 8));
+  Setup cp = llama(4, 2, 1, 2, 4);
+  cp.plan.cp = 2;
+  add("TP2 CP2 DP2", cp);
+  add("MoE TP1 DP4 EP2", mixtral(2, 1, 4, 2, 8));
+  Setup zero3 = llama(4, 1, 1, 4, 8);
+  zero3.plan.zero = 3;
+  add("TP1 DP4 ZeRO-3", zero3);
+  Setup pipelined = llama(8, 1, 2, 2, 8);
+  pipelined.plan.vp = 2;
+  add("TP1 PP2 VP2 DP2", pipelined);
+  return grid;
+}
+
+}  // namespace
+
+TEST_CASE("flow and analytical steps agree where nothing contends, over a plan grid",
+          "[step][equivalence]") {
+  for (const GridCase& c : uncontended_grid()) {
+    INFO(c.name);
+    const StepResult flow = simulate(c.setup, with_backend(Backend::flow));
+    const StepResult analytical = simulate(c.setup, with_backend(Backend::analytical));
+    REQUIRE(flow.flows > 0);
+    if (c.sends_contend) {
+      // Sharing only slows the sends, by little: the compute is the same.
+      CHECK(flow.step_seconds >= analytical.step_seconds);
+      CHECK(flow.step_seconds <= 1.001 * analytical.step_seconds);
+      for (size_t st = 0; st < flow.stages.size(); ++st)
+        CHECK(flow.stages[st].compute == analytical.stages[st].compute);
+      continue;
+    }
+    CHECK(flow.step_seconds == analytical.step_seconds);
+    CHECK(flow.critical_stage == analytical.critical_stage);
+    check_same_breakdowns(flow, analytical);
+  }
+}
+
+TEST_CASE("one rank per stage reproduces the full-rank simulation over a plan grid",
+          "[step][equivalence]") {
+  for (const GridCase& c : uncontended_grid()) {
+    INFO(c.name);
+    const StepResult reduced = simulate(c.setup, StepOptions{});
+    const StepResult full = simulate(c.setup, full_ranks());
+    CHECK(reduced.simulated_ranks == static_cast<size_t>(c.setup.plan.pp));
+    CHECK(full.simulated_ranks == static_cast<size_t>(c.setup.gpus));
+    CHECK(reduced.step_seconds == full.step_seconds);
+    check_close_breakdowns(reduced, full);
+  }
+}
+
+TEST_CASE("context-parallel time is booked as CP, tensor-parallel time as TP", "[step]") {
+  // TP1 CP2: only CP collectives run inside passes; TP2 CP1: only TP ones.
+  Setup cp = llama(4, 1, 1, 1, 2);
+  cp.plan.cp = 2;
+  cp.gpus = cp.plan.gpus();
+  const StepResult with_cp = simulate(cp, with_backend(Backend::analytical));
+  CHECK(with_cp.stages[0].exposed_cp > 0);
+  CHECK(with_cp.stages[0].exposed_tp == 0);
+  const StepResult with_tp = simulate(llama(4, 2, 1, 1, 2), with_backend(Backend::analytical));
+  CHECK(with_tp.stages[0].exposed_tp > 0);
+  CHECK(with_tp.stages[0].exposed_cp == 0);
+}
+
+TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[step][moe]") {
+  // 16 GPUs over two DGX H100 servers, DP16 EP8: the dense gradients are all-reduced over all 16
+  // ranks, the expert gradients over the 2 ranks holding the same experts ({r, r + 8}: one per
+  // server). Without overlap or ZeRO the reductions run one after another once the backward
+  // is done, so the exposed DP time is exactly the sum of their uncontended durations.
+  Setup s = mixtral(2, 1, 16, 8, 16);
+  s.plan.zero = 0;
+  s.plan.dp_comm_overlap = false;
+  const topologies::SystemPreset& preset = *topologies::find_system(s.system);
+  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
+  const System system = make_system(preset.make(s.gpus), gpu, preset.cpu);
+  const CollectiveProfile profile = default_collective_profile(gpu);
+  const Workload w = workload_of(s);
+  StepOptions options = with_backend(Backend::analytical);
+  StepCache cache(system, profile, options.routing, options.collnet);
+  const StepResult r = simulate_step(system, profile, w, s.plan, options, &cache);
+
+  const Placement placement(s.plan, s.gpus);
+  const std::vector<uint32_t> dp = placement.group(GroupKind::dp, 0);
+  const std::vector<uint32_t> edp = placement.group(GroupKind::edp, 0);
+  REQUIRE(dp.size() == 16);
+  REQUIRE(edp == std::vector<uint32_t>{0, 8});
+  sim::Time expected;
+  double expert_bytes = 0;
+  for (const ChunkWork& chunk : w.stages[0].chunks) {
+    for (const ChunkWork::Bucket& b : chunk.buckets) {
+      if (b.dense > 0) {
+        expected += cache.isolated_time(
+            cache.collective(dp, CollectiveOp::all_reduce, b.dense * w.grad_bytes));
+      }
+      if (b.expert > 0) {
+        expert_bytes += b.expert * w.grad_bytes;
+        expected += cache.isolated_time(
+            cache.collective(edp, CollectiveOp::all_reduce, b.expert * w.grad_bytes));
+      }
+    }
+  }
+  REQUIRE(expert_bytes > 0);
+  CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+}
+
+TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][straggler]") {
+  // TP8 x DP2 over two servers, every rank simulated. Slowing every rank by 1.5 stretches the
+  // compute by 1.5 (to a picosecond per kernel); slowing one of the 16 ranks raises the stage's
+  // average compute to (15 + 1.5) / 16 of it and makes the step longer, since its TP group and
+  // the gradient reductions wait for the straggler, but no longer than all ranks slowed.
+  const Setup s = llama(4, 8, 1, 2, 4);
+  StepOptions base = full_ranks();
+  base.backend = Backend::analytical;
+  const StepResult plain = simulate(s, base);
+  StepOptions all = base;
+  all.compute_slowdown.assign(16, 1.5);
+  const StepResult slow = simulate(s, all);
+  CHECK(slow.stages[0].compute == Approx(1.5 * plain.stages[0].compute).epsilon(1e-9));
+  StepOptions one = base;
+  one.compute_slowdown.assign(16, 1.0);
+  one.compute_slowdown[9] = 1.5;
+  const StepResult straggler = simulate(s, one);
+  CHECK(straggler.stages[0].compute ==
+        Approx((15 + 1.5) / 16 * plain.stages[0].compute).epsilon(1e-9));
+  CHECK(straggler.step_seconds > plain.step_seconds);
+  CHECK(straggler.step_seconds < slow.step_seconds + 1e-12);
+}

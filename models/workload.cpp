@@ -173,6 +173,11 @@ class ProgramBuilder {
   PassProgram program_;
 };
 
+/// Slowdown of compute while a collective holds `sms` of the GPU's SMs.
+double sm_contention(const ComputeProfile& profile, const topologies::GpuSpec& gpu, int sms) {
+  return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
+}
+
 bool low_precision(Precision p) {
   return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
 }
@@ -278,9 +283,7 @@ struct LayerEmitter {
 
   bool overlap_tp() const { return plan.tp_comm_overlap && s.tp > 1 && s.sp; }
 
-  double sm_contention(int sms) const {
-    return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
-  }
+  double sm_contention(int sms) const { return models::sm_contention(profile, gpu, sms); }
 
   /// A GEMM fed by a TP all-gather of `elements` (the forward of column-parallel layers, the
   /// data-gradient of row-parallel ones).
@@ -702,10 +705,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
                     options.sft_document_tokens));
   }
 
-  // Slowdown of compute while a collective holds SMs: NCCL runs one block per channel.
-  const double channels = 16;
-  const double slowdown =
-      gpu.sm_count > 0 ? profile.comm_sm_contention * channels / gpu.sm_count : 0.0;
+  // Slowdown of compute while a data-parallel collective holds SMs: NCCL runs one block per
+  // channel.
+  const int channels = 16;
+  const double slowdown = sm_contention(profile, gpu, channels);
 
   const LayerEmitter emit{model, plan, training, s, gpu, profile, slowdown, lora, options.software};
   const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);

@@ -380,6 +380,11 @@ struct Parsed {
 
 Parsed parse_located(std::string_view text) {
   Parsed out;
+  // nlohmann takes a NUL byte for the end of the input and would ignore whatever follows it.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    out.failure = LocatedSax::Failure{"", nul + 1, "malformed JSON (a NUL byte)", true};
+    return out;
+  }
   LocatedSax sax(out.root);
   if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax)) {
     out.failure = sax.failure();
@@ -436,24 +441,27 @@ void set_at_pointer(nlohmann::json& doc, const std::string& pointer, nlohmann::j
                     const std::string& where) {
   try {
     const nlohmann::json::json_pointer ptr(pointer);
-    // nlohmann grows an array to any index it is given; allow at most one past the end.
-    const nlohmann::json* node = &doc;
+    // nlohmann grows an array to any index it is given, and makes a missing value addressed by a
+    // number such an array: allow an index at most one past the end ("-" appends).
+    const nlohmann::json* node = &doc;  // nullptr once past what the document holds
     std::string walked;
     for (const std::string& token : pointer_tokens(pointer)) {
-      if (node->is_array()) {
-        const bool index = !token.empty() && token.size() < 10 &&
-                           token.find_first_not_of("0123456789") == std::string::npos;
-        if (!index || std::stoul(token) > node->size()) {
+      const bool digits =
+          !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+      const bool array = node != nullptr && node->is_array();
+      if (array || ((node == nullptr || node->is_null()) && digits)) {
+        const size_t size = array ? node->size() : 0;
+        if (token != "-" && (!digits || token.size() > 9 || std::stoul(token) > size)) {
           throw InputError(where, pointer,
                            fmt::format("expected an index between 0 and {} into the array at '{}'",
-                                       node->size(), walked.empty() ? "/" : walked));
+                                       size, walked.empty() ? "/" : walked));
         }
-        if (std::stoul(token) == node->size()) break;
-        node = &(*node)[std::stoul(token)];
-      } else if (node->is_object() && node->contains(token)) {
+        node = array && token != "-" && std::stoul(token) < size ? &(*node)[std::stoul(token)]
+                                                                 : nullptr;
+      } else if (node != nullptr && node->is_object() && node->contains(token)) {
         node = &(*node)[token];
       } else {
-        break;
+        node = nullptr;
       }
       walked = json_pointer_child(walked, token);
     }

@@ -11,6 +11,7 @@
 #include "calibration/profile.hpp"
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shared_reference.hpp"
 
 using namespace fabricsim;
 using fabricsim::testing::CliResult;
@@ -21,7 +22,7 @@ using fabricsim::testing::ScratchDir;
 namespace {
 
 std::string shared_case(const std::string& file) {
-  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
+  return fabricsim::testing::shared_case(file);
 }
 
 std::string measurement(const std::string& file) {
@@ -176,7 +177,7 @@ TEST_CASE("cli: a run that does not fit in memory exits 3 with the breakdown", "
   CHECK_THAT(r.out, Catch::Contains("DOES NOT FIT"));
   const std::regex memory(
       R"(memory \(stage 0\): [0-9.]+ of [0-9.]+ GiB: weights [0-9.]+, gradients [0-9.]+, )"
-      R"(optimizer [0-9.]+, activations [0-9.]+ \(\d+ chunks in flight\), framework [0-9.]+)");
+      R"(optimizer [0-9.]+, activations [0-9.]+ \(\d+ micro-batch chunks in flight\), framework [0-9.]+)");
   CHECK(std::regex_search(r.out, memory));
   CHECK_THAT(r.out, Catch::Contains("\ninfeasible: "));
   CHECK_THAT(r.out, Catch::Contains("--ignore-memory"));
@@ -192,6 +193,7 @@ TEST_CASE("cli: a run that does not fit in memory exits 3 with the breakdown", "
 }
 
 TEST_CASE("cli: validate --json reports rows and summaries with the documented keys", "[cli]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const CliResult r =
       run_fabricsim({"validate", "--cases", shared_case("dev-collectives.json"), "--json"});
   INFO(r.err);
@@ -309,4 +311,12 @@ TEST_CASE("cli: scale runs a weak-scaling study and writes JSON lines", "[cli]")
   const CliResult bad = run_fabricsim({"scale", "--mode", "sideways"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--mode") && Catch::Contains("weak, strong or both"));
+}
+
+TEST_CASE("cli: --version prints the version and the commit", "[cli]") {
+  const CliResult r = run_fabricsim({"--version"});
+  REQUIRE(r.code == 0);
+  CHECK(std::regex_match(
+      r.out,
+      std::regex(R"(fabricsim \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)\n)")));
 }

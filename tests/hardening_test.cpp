@@ -101,6 +101,16 @@ TEST_CASE("nesting deeper than the limit is rejected while parsing", "[hardening
                  "<command line>: /system/gpus/0/0");
 }
 
+TEST_CASE("a NUL byte does not end JSON input early", "[hardening][bad-input]") {
+  // nlohmann stops at a NUL: "8\0garbage" would read as 8.
+  CHECK_THROWS_WITH(sim::parse_json_text(std::string("{\"gpus\": 8\0}", 12), "n.json"),
+                    "n.json: line 1, column 11: malformed JSON (a NUL byte)");
+  CHECK_FALSE(sim::parse_json_value(std::string("4294967\0"
+                                                "04",
+                                                10),
+                                    "<command line>", "/x"));
+}
+
 TEST_CASE("duplicate keys are errors, not silently the last one", "[hardening][bad-input]") {
   CHECK_THROWS_WITH(sim::parse_json_text(R"({"a": {"gpus": 8, "gpus": 16}})", "k.json"),
                     "k.json: /a/gpus: duplicate key 'gpus'");
@@ -114,6 +124,9 @@ TEST_CASE("integers are read at full width and range-checked", "[hardening][bad-
     check_rejected({"run", "--set", set}, "below 2^31");
   }
   check_rejected({"run", "--set", "/system/gpus=18446744073709551615"}, "below 2^63");
+  // Found by the fuzzer: tp x pp overflowed an int before the plan was checked.
+  check_rejected({"run", "--set", "/parallelism/tp=2127483648", "--set", "/parallelism/pp=2"},
+                 "/parallelism/tp: expected at most the 8 GPUs");
   const auto doc = sim::parse_json_text(R"({"n": 2147483647, "m": 2147483648})", "i.json");
   sim::ObjectReader r = doc.root().as_object();
   CHECK(r.required("n").as_positive_int32() == 2147483647);
@@ -164,6 +177,18 @@ TEST_CASE("sizes have documented bounds checked before building", "[hardening][b
                  "--max-bytes: expected a size of at most 2^53 bytes");
   check_rejected({"run", "--set", "/scale/systems/4000000000=dgx-h100"},
                  "expected an index between 0 and 3 into the array at '/scale/systems'");
+  // A missing member addressed by a number would become such an array too (found by the fuzzer).
+  check_rejected({"run", "--set", "/scale/systXems/4000000000=dgx-h100"},
+                 "expected an index between 0 and 0 into the array at '/scale/systXems'");
+  nlohmann::json doc = {{"a", {1, 2}}};
+  sim::set_at_pointer(doc, "/a/-", 3, "<test>");
+  sim::set_at_pointer(doc, "/b/0", "x", "<test>");
+  CHECK(doc == nlohmann::json{{"a", {1, 2, 3}}, {"b", {"x"}}});
+  // Found by the fuzzer: 4 million NICs per server built for minutes.
+  check_rejected({"run", "--set", "/system/fabric/nics_per_server=4294967"},
+                 "expected at most 64, got 4294967 (scale_out/nics_per_server)");
+  check_rejected({"run", "--set", "/system/fabric/radix=2000000000"},
+                 "expected at most 4096, got 2000000000 (scale_out/radix)");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 

@@ -13,16 +13,50 @@ void require_positive(sim::Bandwidth bw, const std::string& field) {
   if (!(bw.bytes_per_s() > 0)) throw SpecError(field, "expected a positive bandwidth, got 0");
 }
 
+// Ports, chips and NICs far above any shipping part (docs/formats.md): the builder makes nodes
+// and links per port, so a typo must not ask for a switch of a billion ports.
+constexpr int kMaxPorts = 4096;
+constexpr int kMaxNicsPerServer = 64;
+
+void require_at_most(int value, int limit, const std::string& field) {
+  if (value > limit)
+    throw SpecError(field, fmt::format("expected at most {}, got {}", limit, value));
+}
+
+void require_sizes_bounded(const ClusterSpec& spec) {
+  require_at_most(spec.pcie.switches_per_server, kMaxNicsPerServer, "pcie/switches_per_server");
+  if (spec.nvlink) {
+    const NvlinkDomainSpec& nv = *spec.nvlink;
+    require_at_most(nv.gpus_per_domain, kMaxGpus, "nvlink/gpus_per_domain");
+    require_at_most(nv.gpus_per_board, kMaxPorts, "nvlink/gpus_per_board");
+    require_at_most(nv.chip_ports, kMaxPorts, "nvlink/chip_ports");
+    require_at_most(nv.l1_up_ports, kMaxPorts, "nvlink/l1_up_ports");
+    require_at_most(nv.l2_chip_ports, kMaxPorts, "nvlink/l2_chip_ports");
+  }
+  if (spec.scale_out) {
+    const ScaleOutSpec& so = *spec.scale_out;
+    require_at_most(so.nics_per_server, kMaxNicsPerServer, "scale_out/nics_per_server");
+    require_at_most(so.leaf_down_ports, kMaxPorts, "scale_out/leaf_down_ports");
+    require_at_most(so.leaf_up_ports, kMaxPorts, "scale_out/leaf_up_ports");
+    require_at_most(so.radix, kMaxPorts, "scale_out/radix");
+    for (size_t i = 0; i < so.upper_tiers.size(); ++i) {
+      require_at_most(so.upper_tiers[i].ports, kMaxPorts,
+                      fmt::format("scale_out/tiers/{}/ports", i + 1));
+    }
+  }
+}
+
 void validate(const ClusterSpec& spec) {
   if (spec.gpus <= 0) throw SpecError("gpus", "expected a positive GPU count");
   if (spec.gpus > kMaxGpus) {
     throw SpecError("gpus", fmt::format("{} GPUs is more than the {} a cluster may have (the "
                                         "graph alone would need about {:.0f} GiB)",
-                                        spec.gpus, kMaxGpus, spec.gpus * 8.0 / (1 << 20)));
+                                        spec.gpus, kMaxGpus, spec.gpus * 3.0 / (1 << 20)));
   }
   if (spec.gpus_per_server <= 0) {
     throw SpecError("gpus_per_server", "expected a positive number of GPUs per server");
   }
+  require_sizes_bounded(spec);
   if (spec.gpus > spec.gpus_per_server && spec.gpus % spec.gpus_per_server != 0) {
     throw SpecError("gpus", fmt::format("{} GPUs is not a multiple of the {} GPUs per server of {}",
                                         spec.gpus, spec.gpus_per_server, spec.system));

@@ -33,9 +33,20 @@ std::string_view to_string(RoutingStrategy s) {
   return "?";
 }
 
+namespace {
+constexpr RoutingStrategy kStrategies[] = {RoutingStrategy::ecmp, RoutingStrategy::spray,
+                                           RoutingStrategy::rail_aware, RoutingStrategy::shortest};
+}  // namespace
+
+std::string routing_strategy_names() {
+  std::string out;
+  for (RoutingStrategy s : kStrategies)
+    out += (out.empty() ? "" : ", ") + std::string(to_string(s));
+  return out;
+}
+
 bool parse_routing_strategy(std::string_view text, RoutingStrategy& out) {
-  for (RoutingStrategy s : {RoutingStrategy::ecmp, RoutingStrategy::spray,
-                            RoutingStrategy::rail_aware, RoutingStrategy::shortest}) {
+  for (RoutingStrategy s : kStrategies) {
     if (to_string(s) == text) {
       out = s;
       return true;

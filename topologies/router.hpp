@@ -29,6 +29,8 @@ namespace fabricsim::topologies {
 enum class RoutingStrategy { ecmp, spray, rail_aware, shortest };
 std::string_view to_string(RoutingStrategy s);
 bool parse_routing_strategy(std::string_view text, RoutingStrategy& out);
+/// "ecmp, spray, rail_aware, shortest": the names parse_routing_strategy accepts.
+std::string routing_strategy_names();
 
 class Router {
  public:

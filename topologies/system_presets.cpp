@@ -200,10 +200,11 @@ ClusterSpec gb300_nvl72(int gpus) {
   return s;
 }
 
-// Vera Rubin NVL144 (GTC 2025 naming; NVL72 in CES 2026 naming): 72 Rubin packages, NVLink6
-// 3.6 TB/s bidirectional per GPU, ConnectX-9 800G [VR-CES-RELAY, RUBIN-RA-ABS]. ANNOUNCED.
-ClusterSpec vr_nvl144(int gpus) {
-  ClusterSpec s = base("vr-nvl144", gpus, 4);
+// Vera Rubin NVL72 (CES 2026 naming, 72 GPU packages; NVL144 in the GTC 2025 naming, which
+// counted dies): NVLink6 3.6 TB/s bidirectional per GPU, ConnectX-9 800G [VR-CES-RELAY,
+// RUBIN-RA-ABS]. ANNOUNCED.
+ClusterSpec vr_nvl72(int gpus) {
+  ClusterSpec s = base("vr-nvl72", gpus, 4);
   s.nvlink = nvswitch(72, 72, 18, 100, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen6, kPcieGen6, kPcieGen6);
   s.scale_out = fabric(4, 800, 144, 72, 72, "Quantum-X800 class (XDR, 144 ports)", true);
@@ -273,8 +274,11 @@ const std::vector<SystemPreset>& system_presets() {
        HostCpu::arm, "GB200-RA-NET, GB200-RA-ABS, GB200-RA-ARCH, MLPERF-GB200", gb200_nvl72},
       {"gb300-nvl72", "GB300", "GB300 NVL72 racks, ConnectX-8 800G per GPU, Quantum-X800", false,
        HostCpu::arm, "GK-B300, VERDA-GB300, VENDORDEEP-GB300", gb300_nvl72},
-      {"vr-nvl144", "Rubin", "Vera Rubin NVL144 (announced), ConnectX-9 800G per GPU", true,
-       HostCpu::arm, "VR-CES-RELAY, RUBIN-RA-ABS, RUBIN-RA-COMP", vr_nvl144},
+      {"vr-nvl72", "Rubin",
+       "Vera Rubin NVL72 (alias vr-nvl144, its GTC 2025 name), ConnectX-9 800G per GPU. "
+       "Announced, not measured: Rubin FLOP/s, HBM, NVLink6 3.6 TB/s per GPU and the rack "
+       "layout are vendor announcements; no calibration against measured runs",
+       true, HostCpu::arm, "VR-CES-RELAY, RUBIN-RA-ABS, RUBIN-RA-COMP", vr_nvl72},
       {"azure-gb200-4gpu", "GB200", "Azure ND GB200 v6 VM: 4 GB200 GPUs, 4x NDR 400G", false,
        HostCpu::arm, "GB200-RA-NET, MLPERF-GB200", azure_gb200_4gpu},
       {"generic-h100-pcie-eth", "H100-PCIe",
@@ -285,6 +289,8 @@ const std::vector<SystemPreset>& system_presets() {
 }
 
 const SystemPreset* find_system(std::string_view name) {
+  // The GTC 2025 name of Vera Rubin NVL72 (it counted dies, 144 per rack).
+  if (name == "vr-nvl144") name = "vr-nvl72";
   for (const SystemPreset& p : system_presets()) {
     if (p.name == name) return &p;
   }

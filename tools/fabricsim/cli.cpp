@@ -8,6 +8,7 @@
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/version.hpp"
 #include "topologies/spec_error.hpp"
 
 namespace fabricsim::tools {
@@ -18,6 +19,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       "Run a command with --help for its options."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for every command");
+  app.set_version_flag("--version",
+                       fmt::format("fabricsim {} (commit {})", build_version(), build_commit()),
+                       "Print the version and the commit it was built from");
   std::vector<std::unique_ptr<Command>> commands = make_commands();
   for (auto& c : commands)
     c->add_to(app);
@@ -25,6 +29,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     out << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return 0;
   } catch (const CLI::CallForAllHelp& e) {
     out << app.help("", CLI::AppFormatMode::All);

@@ -60,9 +60,8 @@ topologies::RoutingStrategy parse_routing_flag(const std::string& flag, const st
   topologies::RoutingStrategy s;
   if (topologies::parse_routing_strategy(text, s)) return s;
   throw sim::InputError(kCommandLine, flag,
-                        fmt::format("unknown routing '{}' (expected one of: ecmp, spray, "
-                                    "rail_aware, shortest)",
-                                    text));
+                        fmt::format("unknown routing '{}' (expected one of: {})", text,
+                                    topologies::routing_strategy_names()));
 }
 
 models::System system_from_flags(const std::string& system, int gpus) {

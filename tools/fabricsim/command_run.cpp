@@ -3,6 +3,7 @@
 #include <optional>
 #include <ostream>
 
+#include "api/goodput_run.hpp"
 #include "api/training_run.hpp"
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
@@ -21,6 +22,10 @@ class RunCommand final : public Command {
     options_.add_to(*app_);
     app_->add_flag("--json", json_, "Print the report as JSON");
     app_->add_option("--trace", trace_, "Write a Chrome/Perfetto trace of the step");
+    app_->add_option("--days", days_,
+                     "Also operate the run for this many days: failures, checkpoints, goodput "
+                     "(the goodput command's report)")
+        ->check(CLI::PositiveNumber);
   }
 
   int run(std::ostream& out, std::ostream&) override {
@@ -31,10 +36,19 @@ class RunCommand final : public Command {
       scenario.simulation.trace = true;
     }
     const api::TrainingReport report = api::run_training(scenario);
+    std::optional<api::GoodputReport> goodput;
+    if (days_ > 0) {
+      goodput = api::evaluate_goodput(scenario, days_, scenario.operations.recovery,
+                                      report.step ? report.metrics.tokens_per_s : 0,
+                                      report.step ? report.metrics.step_time_s : 0);
+    }
     if (json_) {
-      out << api::report_to_json(report).dump(2) << "\n";
+      nlohmann::json j = api::report_to_json(report);
+      if (goodput) j["goodput"] = api::goodput_to_json(*goodput);
+      out << j.dump(2) << "\n";
     } else {
       out << api::report_to_text(report);
+      if (goodput) out << "\n" << api::goodput_to_text(*goodput);
     }
     if (trace && report.step) {
       trace->write(models::trace_to_json(*report.step).dump() + "\n");
@@ -48,6 +62,7 @@ class RunCommand final : public Command {
   ScenarioOptions options_;
   bool json_ = false;
   std::string trace_;
+  double days_ = 0;
 };
 
 }  // namespace

@@ -10,7 +10,11 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(make_calibrate_command());
   out.push_back(make_run_command());
   out.push_back(make_scale_command());
+  out.push_back(make_plan_command());
+  out.push_back(make_size_command());
+  out.push_back(make_compare_command());
   out.push_back(make_goodput_command());
+  out.push_back(make_stragglers_command());
   return out;
 }
 

@@ -28,6 +28,10 @@ std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_scale_command();
+std::unique_ptr<Command> make_plan_command();
+std::unique_ptr<Command> make_size_command();
+std::unique_ptr<Command> make_compare_command();
 std::unique_ptr<Command> make_goodput_command();
+std::unique_ptr<Command> make_stragglers_command();
 
 }  // namespace fabricsim::tools

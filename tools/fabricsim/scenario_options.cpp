@@ -6,26 +6,28 @@
 
 namespace fabricsim::tools {
 
-void ScenarioOptions::add_to(CLI::App& app) {
+void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
   // One value per occurrence, so a scenario file after it stays positional.
   app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--system", system_, "System preset");
   app.add_option("--gpus", gpus_, "Number of GPUs")->check(positive_count());
   app.add_option("--model", model_, "Model preset");
-  app.add_option("--tp", tp_, "Tensor parallel size")->check(positive_count());
-  app.add_option("--pp", pp_, "Pipeline parallel size")->check(positive_count());
-  app.add_option("--dp", dp_, "Data parallel size (default: what is left)")
-      ->check(positive_count());
-  app.add_option("--cp", cp_, "Context parallel size")->check(positive_count());
-  app.add_option("--ep", ep_, "Expert parallel size")->check(positive_count());
-  app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")->check(positive_count());
-  app.add_option("--micro-batch", mb_, "Sequences per micro-batch")->check(positive_count());
+  if (plan_flags) {
+    app.add_option("--tp", tp_, "Tensor parallel size")->check(positive_count());
+    app.add_option("--pp", pp_, "Pipeline parallel size")->check(positive_count());
+    app.add_option("--dp", dp_, "Data parallel size (default: what is left)")
+        ->check(positive_count());
+    app.add_option("--cp", cp_, "Context parallel size")->check(positive_count());
+    app.add_option("--ep", ep_, "Expert parallel size")->check(positive_count());
+    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")->check(positive_count());
+    app.add_option("--micro-batch", mb_, "Sequences per micro-batch")->check(positive_count());
+  }
   app.add_option("--global-batch", gbs_, "Sequences per step")->check(positive_count());
   app.add_option("--seq-len", seq_, "Training sequence length")->check(positive_count());
-  app.add_option("--zero", zero_, "ZeRO stage (0-3)")->check(CLI::Range(0, 3));
+  if (plan_flags) app.add_option("--zero", zero_, "ZeRO stage (0-3)")->check(CLI::Range(0, 3));
   app.add_option("--precision", precision_, "bf16, fp16, fp8, mxfp8 or nvfp4");
-  app.add_option("--recompute", recompute_, "none, selective or full");
+  if (plan_flags) app.add_option("--recompute", recompute_, "none, selective or full");
   app.add_option("--task", task_, "pretrain, sft or lora");
   app.add_option("--backend", backend_, "flow or analytical");
   app.add_option("--calibration", calibration_, "Calibration profile JSON");
@@ -82,6 +84,16 @@ api::Scenario ScenarioOptions::scenario(const std::string& file) const {
   const nlohmann::json doc = document(file);
   const sim::JsonDocument parsed(doc, file.empty() ? std::string("<scenario>") : file);
   return api::read_scenario(parsed.root());
+}
+
+api::Scenario ScenarioOptions::search_base(const std::string& file) const {
+  nlohmann::json doc = document(file);
+  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
+    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
+      doc["parallelism"].erase(key);
+  }
+  const sim::JsonDocument parsed(doc, file.empty() ? std::string("<scenario>") : file);
+  return api::read_scenario(parsed.root(), false);
 }
 
 }  // namespace fabricsim::tools

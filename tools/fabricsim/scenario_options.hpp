@@ -13,11 +13,16 @@ namespace fabricsim::tools {
 
 class ScenarioOptions {
  public:
-  void add_to(CLI::App& app);
+  /// `plan_flags` false: no per-plan flags (--tp, --pp ...), for the commands that search plans.
+  void add_to(CLI::App& app, bool plan_flags = true);
   /// The scenario from `file` (or the embedded default), with flags and --set applied.
   api::Scenario scenario(const std::string& file) const;
+  /// The scenario as the base of a plan search: the sizes of its plan are dropped (searched) and
+  /// the rest of the plan is not checked against the model.
+  api::Scenario search_base(const std::string& file) const;
   nlohmann::json document(const std::string& file) const;
   const std::string& system() const { return system_; }
+  int gpus() const { return gpus_; }  ///< 0 when --gpus was not given
 
  private:
   std::vector<std::string> sets_;

@@ -1,8 +1,8 @@
 #pragma once
 // What evaluating many plans on one cluster can share: the router (its route cache), the link
-// capacities, and collective schedules with their uncontended durations, keyed by the ranks of
-// the group rather than by a plan's placement. One cache serves one system, collective profile
-// and routing strategy; it is not thread-safe (give each thread its own).
+// capacities, collective schedules with their uncontended durations (keyed by the ranks of the
+// group rather than by a plan's placement) and pipeline schedules. One cache serves one system,
+// collective profile and routing strategy; it is not thread-safe (give each thread its own).
 
 #include <map>
 #include <memory>
@@ -13,6 +13,7 @@
 #include "models/collective_model.hpp"
 #include "models/collective_profile.hpp"
 #include "models/collective_schedule.hpp"
+#include "models/pipeline_schedule.hpp"
 #include "models/system.hpp"
 #include "sim/network.hpp"
 #include "sim/units.hpp"
@@ -20,13 +21,13 @@
 
 namespace fabricsim::models {
 
-class CommCache {
+class StepCache {
  public:
   /// `collnet`: collectives may use IB SHARP where the fabric has it (NCCL_COLLNET_ENABLE=1).
-  CommCache(const System& system, const CollectiveProfile& profile,
+  StepCache(const System& system, const CollectiveProfile& profile,
             topologies::RoutingStrategy routing, bool collnet);
-  CommCache(const CommCache&) = delete;
-  CommCache& operator=(const CommCache&) = delete;
+  StepCache(const StepCache&) = delete;
+  StepCache& operator=(const StepCache&) = delete;
 
   /// Whether this cache was built for exactly these (same objects, same strategy).
   bool serves(const System& system, const CollectiveProfile& profile,
@@ -48,6 +49,9 @@ class CommCache {
   /// Duration of a schedule of this cache alone on the fabric (cached per schedule).
   sim::Time isolated_time(const std::shared_ptr<const Schedule>& schedule);
 
+  /// pipeline_schedule(pp, vp, microbatches), cached.
+  const std::vector<std::vector<PipelineTask>>& pipeline(int pp, int vp, int microbatches);
+
   /// Whether the GPUs of `group` sit in more than one scale-up domain.
   bool spans_domains(const std::vector<uint32_t>& group) const;
 
@@ -62,6 +66,7 @@ class CommCache {
       collectives_;
   std::map<std::tuple<uint32_t, uint32_t, double>, std::shared_ptr<const Schedule>> p2p_;
   std::unordered_map<const Schedule*, sim::Time> durations_;
+  std::map<std::tuple<int, int, int>, std::vector<std::vector<PipelineTask>>> pipelines_;
 };
 
 }  // namespace fabricsim::models

@@ -1,11 +1,11 @@
-#include "models/comm_cache.hpp"
+#include "models/step_cache.hpp"
 
 #include "models/collective_runner.hpp"
 #include "sim/analytical_network.hpp"
 
 namespace fabricsim::models {
 
-CommCache::CommCache(const System& system, const CollectiveProfile& profile,
+StepCache::StepCache(const System& system, const CollectiveProfile& profile,
                      topologies::RoutingStrategy routing, bool collnet)
     : system_(system),
       profile_(profile),
@@ -14,7 +14,7 @@ CommCache::CommCache(const System& system, const CollectiveProfile& profile,
       capacities_(link_capacities(system, profile)),
       usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
 
-std::shared_ptr<const Schedule> CommCache::collective(const std::vector<uint32_t>& group,
+std::shared_ptr<const Schedule> StepCache::collective(const std::vector<uint32_t>& group,
                                                       CollectiveOp op, double bytes) {
   auto key = std::make_tuple(static_cast<int>(op), bytes, group);
   auto it = collectives_.find(key);
@@ -29,7 +29,7 @@ std::shared_ptr<const Schedule> CommCache::collective(const std::vector<uint32_t
   return schedule;
 }
 
-std::shared_ptr<const Schedule> CommCache::p2p(uint32_t from, uint32_t to, double bytes) {
+std::shared_ptr<const Schedule> StepCache::p2p(uint32_t from, uint32_t to, double bytes) {
   const auto key = std::make_tuple(from, to, bytes);
   auto it = p2p_.find(key);
   if (it != p2p_.end()) return it->second;
@@ -53,7 +53,7 @@ std::shared_ptr<const Schedule> CommCache::p2p(uint32_t from, uint32_t to, doubl
   return s;
 }
 
-sim::Time CommCache::isolated_time(const std::shared_ptr<const Schedule>& schedule) {
+sim::Time StepCache::isolated_time(const std::shared_ptr<const Schedule>& schedule) {
   auto it = durations_.find(schedule.get());
   if (it != durations_.end()) return it->second;
   const sim::Time t = CollectiveRunner::isolated_time(*schedule, router_, usable_);
@@ -61,7 +61,17 @@ sim::Time CommCache::isolated_time(const std::shared_ptr<const Schedule>& schedu
   return t;
 }
 
-bool CommCache::spans_domains(const std::vector<uint32_t>& group) const {
+const std::vector<std::vector<PipelineTask>>& StepCache::pipeline(int pp, int vp,
+                                                                  int microbatches) {
+  const auto key = std::make_tuple(pp, vp, microbatches);
+  auto it = pipelines_.find(key);
+  if (it == pipelines_.end()) {
+    it = pipelines_.emplace(key, pipeline_schedule(pp, vp, microbatches)).first;
+  }
+  return it->second;
+}
+
+bool StepCache::spans_domains(const std::vector<uint32_t>& group) const {
   const auto d = system_.topology->domain_of_rank(group.front());
   for (uint32_t r : group) {
     if (system_.topology->domain_of_rank(r) != d) return true;

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""Draws fabricsim's JSON outputs as PNG and SVG (Debian's python3-matplotlib).
+
+    fabricsim_plot.py scale     SCALE.json|SCALE.jsonl  -o PREFIX   scaling efficiency per system
+    fabricsim_plot.py breakdown RUN.json                -o PREFIX   step time by component, per stage
+    fabricsim_plot.py plan      PLAN.json               -o PREFIX   plan search: throughput vs memory
+    fabricsim_plot.py compare   COMPARE.json            -o PREFIX   what-ifs against the baseline
+
+Each writes PREFIX.png and PREFIX.svg. The inputs are the --json (or scale --jsonl) outputs of the
+fabricsim commands of the same names (docs/formats.md). Exits 77 when matplotlib is missing.
+"""
+import argparse
+import json
+import sys
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:  # the ctest skips on 77
+    print("fabricsim_plot: python3-matplotlib is not installed", file=sys.stderr)
+    sys.exit(77)
+
+COMPONENTS = [("compute_s", "compute"), ("exposed_tp_s", "TP"), ("exposed_cp_s", "CP"),
+              ("exposed_ep_s", "EP"), ("exposed_pp_s", "PP"), ("bubble_s", "bubble"),
+              ("exposed_dp_s", "DP"), ("optimizer_s", "optimizer")]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if path.endswith(".jsonl"):
+        return {"rows": [json.loads(line) for line in text.splitlines() if line.strip()]}
+    return json.loads(text)
+
+
+def save(fig, prefix):
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(f"{prefix}.{ext}", dpi=120)
+    plt.close(fig)
+
+
+def plot_scale(doc, prefix):
+    rows = [r for r in doc["rows"] if r.get("feasible")]
+    modes = sorted({r["mode"] for r in rows})
+    fig, axes = plt.subplots(1, len(modes), figsize=(6 * len(modes), 4), squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        for system in dict.fromkeys(r["system"] for r in rows):
+            pts = [(r["gpus"], 100 * r["scaling_efficiency"]) for r in rows
+                   if r["system"] == system and r["mode"] == mode]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=system)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("scaling efficiency (%)")
+        ax.set_title(f"{mode} scaling")
+        ax.axhline(90, color="grey", lw=0.5, ls="--")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, prefix)
+
+
+def plot_breakdown(doc, prefix):
+    stages = doc.get("stages") or [doc["breakdown"]]
+    fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(stages) + 3), 4))
+    bottom = [0.0] * len(stages)
+    x = list(range(len(stages)))
+    for key, name in COMPONENTS:
+        values = [s.get(key, 0.0) for s in stages]
+        if any(v > 0 for v in values):
+            ax.bar(x, values, bottom=bottom, label=name)
+            bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xticks(x, [f"stage {i}" for i in x], rotation=45 if len(x) > 8 else 0)
+    ax.set_ylabel("seconds of the step")
+    ax.set_title(f"step {doc['step_time_s']:.3f} s, MFU {100 * doc['mfu']:.1f}%")
+    ax.legend(fontsize=8)
+    save(fig, prefix)
+
+
+def plot_plan(doc, prefix):
+    ranked = doc["analytical_ranking"]
+    fig, (ax, bars) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+    ax.scatter([r["memory_GiB"] for r in ranked], [r["tokens_per_s_per_gpu"] for r in ranked],
+               s=10, alpha=0.5, label=f"simulated ({len(ranked)})")
+    best = doc["plans"]
+    if best:
+        ax.scatter([p["memory_GiB"] for p in best], [p["tokens_per_s_per_gpu"] for p in best],
+                   s=40, color="red", label=f"top {len(best)} (flow)")
+        ax.axvline(best[0]["capacity_GiB"], color="grey", ls="--", lw=0.8, label="HBM")
+    ax.set_xlabel("memory per GPU (GiB)")
+    ax.set_ylabel("tokens/s per GPU")
+    ax.set_title("feasible plans")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    rejected = doc["rejected"]
+    names = sorted(rejected, key=rejected.get)
+    bars.barh([n.replace("_", " ") for n in names], [rejected[n] for n in names], color="grey")
+    bars.set_xlabel("plans rejected")
+    bars.set_title(f"rejected ({sum(rejected.values())})")
+    bars.tick_params(axis="y", labelsize=7)
+    save(fig, prefix)
+
+
+def plot_compare(doc, prefix):
+    rows = [r for r in doc["rows"] if "throughput_change" in r]
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows) + 2), 4))
+    x = list(range(len(rows)))
+    values = [r["run"]["tokens_per_s_per_gpu"] for r in rows]
+    colors = ["grey"] + ["tab:blue" if r["throughput_change"] >= 0 else "tab:red"
+                         for r in rows[1:]]
+    ax.bar(x, values, color=colors)
+    for i, r in enumerate(rows):
+        ax.annotate(f"{100 * r['throughput_change']:+.1f}%", (i, values[i]), ha="center",
+                    va="bottom", fontsize=8)
+    ax.set_xticks(x, [r["label"] for r in rows], rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("tokens/s per GPU")
+    ax.set_title(f"against {doc['baseline']}")
+    save(fig, prefix)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["scale", "breakdown", "plan", "compare"])
+    parser.add_argument("input", help="fabricsim --json (or scale --jsonl) output")
+    parser.add_argument("-o", "--output", required=True, help="output prefix (.png and .svg)")
+    args = parser.parse_args()
+    plotters = {"scale": plot_scale, "breakdown": plot_breakdown, "plan": plot_plan,
+                "compare": plot_compare}
+    try:
+        plotters[args.kind](load(args.input), args.output)
+    except (KeyError, TypeError, ValueError) as e:
+        print(f"fabricsim_plot: {args.input}: not a fabricsim {args.kind} output ({e})",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
