@@ -155,6 +155,7 @@ TrainingReport Evaluator::evaluate(const Scenario& s, Fidelity fidelity) const {
   report.scenario = std::move(p.scenario);
   report.scenario.simulation.backend = backend_of(fidelity);
   report.calibration_source = state_->calibration_source;
+  report.confidence = assess_confidence(state_->profile, report.scenario);
   report.workload = std::move(p.workload);
   report.memory = std::move(p.memory);
   report.infeasible = std::move(e.infeasible);

@@ -65,6 +65,7 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   }
   nlohmann::json j = {{"scenario", scenario_summary_json(r.scenario)},
                       {"calibration", r.calibration_source},
+                      {"confidence", confidence_to_json(r.confidence)},
                       {"memory", models::memory_to_json(r.memory)},
                       {"tokens_per_step", r.workload.tokens_per_step},
                       {"microbatches", r.workload.microbatches},
@@ -119,6 +120,7 @@ std::string report_to_text(const TrainingReport& r) {
       p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
       models::to_string(p.recompute), models::to_string(s.simulation.backend));
   out += fmt::format("calibration: {}\n", r.calibration_source);
+  out += fmt::format("confidence: {}\n", confidence_line(r.confidence));
   if (r.infeasible && r.infeasible->cause == Infeasible::Cause::plan) {
     return out + fmt::format("infeasible: {} ({})\n", r.infeasible->reason, r.infeasible->field);
   }

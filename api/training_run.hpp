@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "api/confidence.hpp"
 #include "api/infeasible.hpp"
 #include "api/scenario.hpp"
 #include "calibration/profile.hpp"
@@ -30,6 +31,7 @@ struct TrainingMetrics {
 struct TrainingReport {
   Scenario scenario;
   std::string calibration_source;
+  Confidence confidence;  ///< how much data the calibration behind this result rests on
   models::Workload workload;
   models::MemoryReport memory;
   /// Why the plan cannot run: it does not divide (then nothing but the scenario is set), or it

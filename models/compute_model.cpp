@@ -73,6 +73,23 @@ double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& p
   return flops / (peak_flops(gpu, Precision::bf16) * eff * ramp);
 }
 
+double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneration generation,
+                                bool backward) {
+  const bool post_ampere = generation == topologies::GpuGeneration::hopper ||
+                           generation == topologies::GpuGeneration::blackwell;
+  switch (kernel) {
+    case AttentionKernel::flash2:
+      return post_ampere ? 0.7 : 1.0;
+    case AttentionKernel::flash3:
+      if (generation != topologies::GpuGeneration::hopper) return 1.0;
+      return backward ? 1.12 : 1.5;
+    case AttentionKernel::cudnn:
+    case AttentionKernel::unfused:
+      return 1.0;
+  }
+  return 1.0;
+}
+
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes) {
   if (bytes <= 0) return 0.0;
   return bytes / (gpu.hbm_tb_per_s * 1e12 * profile.memory_efficiency);

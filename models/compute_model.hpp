@@ -3,6 +3,7 @@
 // kernels. Times in seconds; they take the GPU's datasheet and its calibrated profile.
 
 #include "models/compute_profile.hpp"
+#include "models/software_stack.hpp"
 #include "topologies/gpu_spec.hpp"
 
 namespace fabricsim::models {
@@ -22,6 +23,17 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 /// attending `span` keys (efficiency ramps up with the span; 0 = long).
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                          double flops, bool backward, double span = 0);
+/// How fast an attention library runs relative to the profile's attention efficiency, which
+/// describes the generation's default kernel (FlashAttention-2 on Ampere, cuDNN/TE fused
+/// attention on Hopper and Blackwell). FlashAttention-2 reaches only ~35% of H100's peak where
+/// cuDNN-class kernels reach ~50% (Shah et al. 2024, arXiv:2407.08608 §1 and Fig. 6): 0.7 on
+/// Hopper, assumed the same on Blackwell (FA2 uses neither wgmma nor tcgen05). FlashAttention-3
+/// reaches 75% forward on H100 (1.5x the profile's 0.5) and runs backward 1.5-1.75x faster than
+/// FA2 (ibid., Fig. 7): 0.7 x 1.6 = 1.12 backward; it is Hopper-only, elsewhere the default
+/// kernel runs. Unfused attention is priced as GEMMs, not here: 1.
+double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneration generation,
+                                bool backward);
+
 /// Seconds for a memory-bound kernel moving `bytes` (reads + writes).
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes);
 

@@ -206,3 +206,18 @@ TEST_CASE("attention FLOPs: causal masks skip half the scores", "[compute][model
         Approx(3 * (f.dense_matmul + scores / 2)).epsilon(1e-12));
   CHECK(training_flops_per_token(c, false) == Approx(3 * (f.dense_matmul + scores)).epsilon(1e-12));
 }
+
+TEST_CASE("attention libraries: FA2 is slower and FA3 faster on Hopper, the same on Ampere",
+          "[compute]") {
+  using topologies::GpuGeneration;
+  CHECK(attention_library_factor(AttentionKernel::cudnn, GpuGeneration::hopper, false) == 1.0);
+  // FA2 at ~35% of H100's peak against the cuDNN-class 50% of the profile.
+  CHECK(attention_library_factor(AttentionKernel::flash2, GpuGeneration::hopper, false) ==
+        Approx(0.35 / 0.5));
+  CHECK(attention_library_factor(AttentionKernel::flash2, GpuGeneration::ampere, true) == 1.0);
+  // FA3: 75% forward on H100; Hopper-only.
+  CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::hopper, false) ==
+        Approx(0.75 / 0.5));
+  CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::hopper, true) > 1.0);
+  CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::blackwell, false) == 1.0);
+}

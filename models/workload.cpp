@@ -34,8 +34,9 @@ struct Shapes {
 /// Builds pass programs: durations from the compute model, floor at the kernel launch time.
 class ProgramBuilder {
  public:
-  ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile)
-      : gpu_(gpu), profile_(profile) {}
+  ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                 AttentionKernel attention_kernel)
+      : gpu_(gpu), profile_(profile), attention_kernel_(attention_kernel) {}
 
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
@@ -53,8 +54,9 @@ class ProgramBuilder {
     split_ = saved;
   }
   void attention(const char* name, double flops, bool backward, double span) {
-    compute(name, ComputeKind::attention, attention_seconds(gpu_, profile_, flops, backward, span),
-            flops);
+    const double library = attention_library_factor(attention_kernel_, gpu_.generation, backward);
+    compute(name, ComputeKind::attention,
+            attention_seconds(gpu_, profile_, flops, backward, span) / library, flops);
   }
   void memory(const char* name, double bytes) {
     if (bytes <= 0) return;
@@ -160,6 +162,7 @@ class ProgramBuilder {
 
   const topologies::GpuSpec& gpu_;
   const ComputeProfile& profile_;
+  AttentionKernel attention_kernel_;
   double contended_ = 0;
   double host_s_ = 0;    ///< host issue time since the last sync
   double queued_s_ = 0;  ///< GPU time queued since the last sync
@@ -730,8 +733,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.layers = per_virtual[v];
       c.has_embedding = v == 0;
       c.has_lm_head = v == virtual_stages - 1;
-      ProgramBuilder fwd(gpu, profile);
-      ProgramBuilder bwd(gpu, profile);
+      ProgramBuilder fwd(gpu, profile, options.software.attention);
+      ProgramBuilder bwd(gpu, profile, options.software.attention);
       const double T = s.tokens, h = s.hidden;
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
       if (c.has_embedding) {

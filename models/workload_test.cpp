@@ -402,3 +402,21 @@ TEST_CASE("CUDA graphs remove the launch floor of captured kernels", "[workload]
   CHECK(rope_g.seconds < 500e-6);
   CHECK(rope_g.seconds == Approx(rope_g.seconds - rope_g.overhead + p.kernel_gap.s()));
 }
+
+TEST_CASE("the software's attention library sets the attention kernels' time", "[workload]") {
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(dense.plan, dense.training, dense.model, dense.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile p = default_compute_profile(h100());
+  LoweringOptions cudnn;
+  cudnn.software.attention = AttentionKernel::cudnn;
+  LoweringOptions fa2 = cudnn;
+  fa2.software.attention = AttentionKernel::flash2;
+  const Workload a = build_workload(dense.model, dense.plan, dense.training, h100(), p, cudnn);
+  const Workload b = build_workload(dense.model, dense.plan, dense.training, h100(), p, fa2);
+  const WorkOp& attn_a = find_op(a.stages[0].chunks[0].forward, "attn");
+  const WorkOp& attn_b = find_op(b.stages[0].chunks[0].forward, "attn");
+  CHECK((attn_b.seconds - attn_b.overhead) ==
+        Approx((attn_a.seconds - attn_a.overhead) / 0.7).epsilon(1e-9));
+  CHECK(find_op(a.stages[0].chunks[0].forward, "qkv").seconds ==
+        find_op(b.stages[0].chunks[0].forward, "qkv").seconds);
+}
