@@ -234,23 +234,4 @@ std::vector<ParallelPlan> plan_variants(const ParallelPlan& plan, const PlanCons
   return out;
 }
 
-nlohmann::json plan_to_json(const ParallelPlan& p) {
-  const models::Placement placement(p, p.gpus());
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"cp", p.cp},
-          {"ep", p.ep},
-          {"vp", p.vp},
-          {"micro_batch", p.micro_batch},
-          {"sequence_parallel", p.sequence_parallel},
-          {"zero", p.zero},
-          {"recompute", std::string(models::to_string(p.recompute))},
-          {"tp_comm_overlap", p.tp_comm_overlap},
-          {"dp_comm_overlap", p.dp_comm_overlap},
-          {"param_gather_overlap", p.param_gather_overlap},
-          {"balanced_pipeline", p.balanced_pipeline},
-          {"order", placement.order_string()}};
-}
-
 }  // namespace fabricsim::api

@@ -88,7 +88,4 @@ PlanSpace enumerate_plans(const models::ParallelPlan& base, const models::Transf
 std::vector<models::ParallelPlan> plan_variants(const models::ParallelPlan& plan,
                                                 const PlanConstraints& constraints);
 
-/// A plan as the `parallelism` object of a scenario.
-nlohmann::json plan_to_json(const models::ParallelPlan& plan);
-
 }  // namespace fabricsim::api

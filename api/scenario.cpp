@@ -307,26 +307,30 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   return sc;
 }
 
-nlohmann::json scenario_summary_json(const Scenario& s) {
-  const models::ParallelPlan& p = s.plan;
+nlohmann::json plan_to_json(const models::ParallelPlan& p) {
   const models::Placement placement(p, p.gpus());
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"ep", p.ep},
+          {"vp", p.vp},
+          {"micro_batch", p.micro_batch},
+          {"sequence_parallel", p.sequence_parallel},
+          {"zero", p.zero},
+          {"recompute", std::string(models::to_string(p.recompute))},
+          {"tp_comm_overlap", p.tp_comm_overlap},
+          {"dp_comm_overlap", p.dp_comm_overlap},
+          {"param_gather_overlap", p.param_gather_overlap},
+          {"balanced_pipeline", p.balanced_pipeline},
+          {"order", placement.order_string()}};
+}
+
+nlohmann::json scenario_summary_json(const Scenario& s) {
   return {{"system", s.system},
           {"gpus", s.gpus},
           {"model", models::model_to_json(s.model)},
-          {"parallelism",
-           {{"tp", p.tp},
-            {"pp", p.pp},
-            {"dp", p.dp},
-            {"cp", p.cp},
-            {"ep", p.ep},
-            {"vp", p.vp},
-            {"micro_batch", p.micro_batch},
-            {"sequence_parallel", p.sequence_parallel},
-            {"zero", p.zero},
-            {"recompute", std::string(models::to_string(p.recompute))},
-            {"tp_comm_overlap", p.tp_comm_overlap},
-            {"dp_comm_overlap", p.dp_comm_overlap},
-            {"order", placement.order_string()}}},
+          {"parallelism", plan_to_json(s.plan)},
           {"training",
            {{"task", std::string(models::to_string(s.training.task))},
             {"precision", std::string(topologies::to_string(s.training.precision))},

@@ -57,6 +57,9 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan = true);
 /// fabric overrides, and the topology they build (what a scaling study re-reads per size).
 void read_system(const sim::JsonValue& system, Scenario& scenario);
 
+/// A plan as the `parallelism` object of a scenario (every key the reader accepts but bucket
+/// sizes, plus the placement order).
+nlohmann::json plan_to_json(const models::ParallelPlan& plan);
 nlohmann::json scenario_summary_json(const Scenario& s);
 
 }  // namespace fabricsim::api

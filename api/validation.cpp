@@ -140,6 +140,18 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
 
 /// A DeepEP dispatch/combine case: the MoE all-to-all model on the case's system. DeepEP's
 /// benchmarks route DeepSeek-V3's 256 experts (tests/legacy/test_*.py defaults) on 24 SMs.
+
+/// The collective profile a case is predicted with: fitted to the other sources (held out) or
+/// the option's / built-in profile of its system.
+models::CollectiveProfile collective_profile(const calibration::Case& c,
+                                             const SystemCache::Entry& entry,
+                                             const ValidationOptions& options,
+                                             HeldOutFits* held_out) {
+  if (held_out != nullptr) return held_out->collective(c, entry.system);
+  return calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
+      .collective;
+}
+
 void validate_moe(const calibration::Case& c, const ValidationOptions& options, SystemCache& cache,
                   HeldOutFits* held_out, ValidationReport& report) {
   const calibration::CaseCollective& coll = *c.collective;
@@ -160,11 +172,7 @@ void validate_moe(const calibration::Case& c, const ValidationOptions& options, 
     return;
   }
   SystemCache::Entry& entry = cache.get(c.system, c.gpus);
-  const models::CollectiveProfile profile =
-      held_out != nullptr
-          ? held_out->collective(c, entry.system)
-          : calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
-                .collective;
+  const models::CollectiveProfile profile = collective_profile(c, entry, options, held_out);
   const models::GroupLayout group =
       models::make_group_layout(*entry.system.topology, models::first_ranks(c.gpus));
   models::MoeAlltoallRequest request;
@@ -209,11 +217,7 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
     return;
   }
   SystemCache::Entry& entry = cache.get(c.system, c.gpus);
-  const models::CollectiveProfile profile =
-      held_out != nullptr
-          ? held_out->collective(c, entry.system)
-          : calibration::profile_for(entry.system.name, entry.system.gpu, options.calibration)
-                .collective;
+  const models::CollectiveProfile profile = collective_profile(c, entry, options, held_out);
   models::CollectiveRequest request;
   request.op = *op;
   request.ranks = models::first_ranks(c.gpus);
