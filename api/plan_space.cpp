@@ -108,35 +108,32 @@ void add_fixed(PlanConstraints& constraints, const std::string& item, const std:
 std::optional<Rejection> plan_rejection(const ParallelPlan& plan,
                                         const models::TrainingConfig& training,
                                         const models::TransformerConfig& model) {
-  if (model.heads % plan.tp != 0) return Rejection::heads;
-  if (!model.mla) {
-    if (plan.tp > model.kv_heads ? plan.tp % model.kv_heads != 0 : model.kv_heads % plan.tp != 0) {
+  const auto problem = models::check_plan(plan, training, model, plan.gpus());
+  if (!problem) return std::nullopt;
+  using Kind = models::PlanProblem::Kind;
+  switch (problem->kind) {
+    case Kind::heads:
+      return Rejection::heads;
+    case Kind::kv_heads:
       return Rejection::kv_heads;
-    }
+    case Kind::layers:
+      return Rejection::layers;
+    case Kind::experts:
+      return Rejection::experts;
+    case Kind::interleave:
+      return Rejection::interleave;
+    case Kind::sequence:
+      return Rejection::sequence;
+    case Kind::sequence_parallel:
+      return Rejection::sequence_parallel;
+    case Kind::batch:
+    // The enumeration only builds positive sizes that multiply to the GPU count and ZeRO 0-3.
+    case Kind::size:
+    case Kind::gpus:
+    case Kind::zero:
+      return Rejection::batch;
   }
-  const int stages = plan.pp * plan.vp;
-  if (model.layers < stages || (model.layers % stages != 0 && !plan.balanced_pipeline)) {
-    return Rejection::layers;
-  }
-  if (model.moe ? model.moe->experts % plan.ep != 0 || (plan.tp * plan.cp * plan.dp) % plan.ep != 0
-                : plan.ep > 1) {
-    return Rejection::experts;
-  }
-  if (training.global_batch < 1 || training.global_batch % (plan.dp * plan.micro_batch) != 0) {
-    return Rejection::batch;
-  }
-  if (plan.vp > 1 && models::micro_batches(plan, training) % plan.pp != 0) {
-    return Rejection::interleave;
-  }
-  const int seq = training.seq_len > 0 ? training.seq_len : model.seq_len;
-  const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
-  if (seq % cp_chunks != 0 || (training.unfused_attention && plan.cp > 1)) {
-    return Rejection::sequence;
-  }
-  if (plan.sequence_parallel && plan.tp > 1 && (seq / plan.cp) % plan.tp != 0) {
-    return Rejection::sequence_parallel;
-  }
-  return std::nullopt;
+  return Rejection::batch;
 }
 
 PlanSpace enumerate_plans(const ParallelPlan& base, const models::TransformerConfig& model,

@@ -62,7 +62,7 @@ struct PlanConstraints {
 /// Reads a "--fix" item such as "tp=8"; throws sim::InputError naming the flag otherwise.
 void add_fixed(PlanConstraints& constraints, const std::string& item, const std::string& flag);
 
-/// The first reason `plan` cannot run (models::validate_plan's checks as a value), or nullopt.
+/// The first reason `plan` cannot run (models::check_plan's, as a countable category), or nullopt.
 /// The GPU count is the plan's own tp x cp x dp x pp.
 std::optional<Rejection> plan_rejection(const models::ParallelPlan& plan,
                                         const models::TrainingConfig& training,

@@ -104,8 +104,12 @@ int sequence_length(const TrainingConfig& training, const TransformerConfig& mod
 
 std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingConfig& training,
                                       const TransformerConfig& model, int gpus) {
-  auto fail = [](const std::string& field, const std::string& message) {
-    return PlanProblem{field, message, false};
+  using Kind = PlanProblem::Kind;
+  auto fail = [](Kind kind, const std::string& field, const std::string& message) {
+    return PlanProblem{kind, field, message, false};
+  };
+  auto fail_training = [](Kind kind, const std::string& message) {
+    return PlanProblem{kind, "/training/global_batch", message, true};
   };
   for (auto [name, value] : {std::pair{"tp", plan.tp},
                              {"pp", plan.pp},
@@ -115,7 +119,8 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
                              {"vp", plan.vp},
                              {"micro_batch", plan.micro_batch}}) {
     if (value < 1)
-      return fail(std::string("/") + name, fmt::format("expected a positive size, got {}", value));
+      return fail(Kind::size, std::string("/") + name,
+                  fmt::format("expected a positive size, got {}", value));
   }
   // The product in 64 bits, stopping once past the GPU count: no size below can overflow an int.
   int64_t product = 1;
@@ -124,87 +129,90 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
     product *= v;
   }
   if (product != gpus) {
-    return fail("",
+    return fail(Kind::gpus, "",
                 fmt::format("tp x cp x dp x pp = {} x {} x {} x {} = {} does not match the {} GPUs",
                             plan.tp, plan.cp, plan.dp, plan.pp, plan.gpus(), gpus));
   }
   if (plan.zero < 0 || plan.zero > 3)
-    return fail("/zero", fmt::format("expected 0..3, got {}", plan.zero));
+    return fail(Kind::zero, "/zero", fmt::format("expected 0..3, got {}", plan.zero));
   if (model.heads % plan.tp != 0) {
-    return fail("/tp",
+    return fail(Kind::heads, "/tp",
                 fmt::format("{} attention heads do not divide by tp = {}", model.heads, plan.tp));
   }
   if (!model.mla && plan.tp > model.kv_heads && plan.tp % model.kv_heads != 0) {
-    return fail("/tp", fmt::format("{} key/value heads cannot be split or replicated over tp = {}",
-                                   model.kv_heads, plan.tp));
+    return fail(Kind::kv_heads, "/tp",
+                fmt::format("{} key/value heads cannot be split or replicated over tp = {}",
+                            model.kv_heads, plan.tp));
   }
   if (!model.mla && plan.tp <= model.kv_heads && model.kv_heads % plan.tp != 0) {
     return fail(
-        "/tp", fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
+        Kind::kv_heads, "/tp",
+        fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
   const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
   if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
-    return fail("/pp",
+    return fail(Kind::layers, "/pp",
                 fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
                             "\"balanced_pipeline\": true to let the first and last stages take "
                             "fewer layers)",
                             model.layers, plan.pp, plan.vp));
   }
   if (model.layers < virtual_stages) {
-    return fail("/pp", fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers,
-                                   virtual_stages));
+    return fail(
+        Kind::layers, "/pp",
+        fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers, virtual_stages));
   }
   if (model.moe) {
     if (model.moe->experts % plan.ep != 0) {
-      return fail("/ep",
+      return fail(Kind::experts, "/ep",
                   fmt::format("{} experts do not divide by ep = {}", model.moe->experts, plan.ep));
     }
     if ((plan.tp * plan.cp * plan.dp) % plan.ep != 0) {
-      return fail("/ep",
+      return fail(Kind::experts, "/ep",
                   fmt::format("ep = {} does not divide the tp x cp x dp = {} ranks of a stage",
                               plan.ep, plan.tp * plan.cp * plan.dp));
     }
   } else if (plan.ep > 1) {
-    return fail("/ep", "expert parallelism needs an MoE model");
+    return fail(Kind::experts, "/ep", "expert parallelism needs an MoE model");
   }
   if (training.global_batch < 1) {
-    return PlanProblem{"/training/global_batch", "expected a positive global batch", true};
+    return fail_training(Kind::batch, "expected a positive global batch");
   }
   if (training.global_batch % (int64_t{plan.dp} * plan.micro_batch) != 0) {
-    return PlanProblem{
-        "/training/global_batch",
+    return fail_training(
+        Kind::batch,
         fmt::format("the global batch of {} sequences does not divide into dp x micro_batch = {} "
                     "x {}",
-                    training.global_batch, plan.dp, plan.micro_batch),
-        true};
+                    training.global_batch, plan.dp, plan.micro_batch));
   }
   const int m = micro_batches(plan, training);
   if (m > kMaxMicroBatches) {
-    return PlanProblem{
-        "/training/global_batch",
+    return fail_training(
+        Kind::batch,
         fmt::format("{} micro-batches per step ({} sequences / (dp x micro_batch = {} x {})): at "
                     "most {} are simulated",
-                    m, training.global_batch, plan.dp, plan.micro_batch, kMaxMicroBatches),
-        true};
+                    m, training.global_batch, plan.dp, plan.micro_batch, kMaxMicroBatches));
   }
   if (plan.vp > 1 && m % plan.pp != 0) {
     return fail(
-        "/vp", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
-                           m, plan.pp));
+        Kind::interleave, "/vp",
+        fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", m,
+                    plan.pp));
   }
   const int seq = sequence_length(training, model);
   if (training.unfused_attention && plan.cp > 1) {
-    return fail("/cp", "context parallelism (ring attention) needs flash attention, not unfused");
+    return fail(Kind::sequence, "/cp",
+                "context parallelism (ring attention) needs flash attention, not unfused");
   }
   const int cp_chunks = training.causal && plan.cp > 1 ? 2 * plan.cp : plan.cp;
   if (seq % cp_chunks != 0) {
-    return fail("/cp",
+    return fail(Kind::sequence, "/cp",
                 fmt::format("the sequence of {} tokens does not divide into {} context-parallel "
                             "chunks",
                             seq, cp_chunks));
   }
   if (plan.sequence_parallel && plan.tp > 1 && (seq / plan.cp) % plan.tp != 0) {
-    return fail("/sequence_parallel",
+    return fail(Kind::sequence_parallel, "/sequence_parallel",
                 fmt::format("{} tokens per context-parallel rank do not divide by tp = {}",
                             seq / plan.cp, plan.tp));
   }

@@ -79,6 +79,21 @@ int sequence_length(const TrainingConfig& training, const TransformerConfig& mod
 /// Why a plan cannot run: the field at fault (a JSON pointer below the plan's or the training
 /// section's path) and the reason.
 struct PlanProblem {
+  /// Which check failed, for callers that count reasons (the plan search) rather than print them.
+  enum class Kind {
+    size,
+    gpus,
+    zero,
+    heads,
+    kv_heads,
+    layers,
+    experts,
+    batch,
+    interleave,
+    sequence,
+    sequence_parallel
+  };
+  Kind kind = Kind::size;
   std::string field;  ///< "/tp", "" for the plan as a whole, "/training/global_batch"
   std::string message;
   bool in_training = false;  ///< the field is the training section's, not the plan's
