@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -21,22 +19,6 @@ constexpr double kLlamaNodeHours = 2048.0 * kLlamaHours;
 constexpr const char* kLlamaSource =
     "Llama 3 405B run, 16,384 H100, 54 days, 419 unexpected interruptions (hardware.json "
     "reliability.llama3_405b_run: GK-REL, DCD-LLAMA, LLAMA3-SUMMARY)";
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a])))
-    ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1])))
-    --b;
-  return std::string(s.substr(a, b - a));
-}
 
 }  // namespace
 
@@ -57,51 +39,21 @@ std::string_view to_string(BlastRadius b) {
 }
 
 FailureRate parse_failure_rate(std::string_view text) {
-  const std::string expectation = fmt::format(
-      "a failure rate such as '9.2e-6/GPU-h', '6.1%/GPU-year', '2e-5/node-h' or '0.9/job-day', "
-      "got '{}'",
-      text);
-  const std::string t = trim(text);
-  const auto slash = t.find('/');
-  if (slash == std::string::npos) throw sim::UnitError(expectation);
-  std::string number = trim(t.substr(0, slash));
-  bool percent = false;
-  if (!number.empty() && number.back() == '%') {
-    percent = true;
-    number = trim(number.substr(0, number.size() - 1));
-  }
-  double value = 0;
-  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || end != number.data() + number.size() || number.empty() || value < 0 ||
-      !std::isfinite(value)) {
-    throw sim::UnitError(expectation);
-  }
-  const std::string unit = lower(trim(t.substr(slash + 1)));
-  const auto dash = unit.find('-');
-  if (dash == std::string::npos) throw sim::UnitError(expectation);
-  const std::string scope = unit.substr(0, dash);
-  const std::string period = unit.substr(dash + 1);
+  constexpr std::string_view what =
+      "a failure rate such as '9.2e-6/GPU-h', '6.1%/GPU-year', '2e-5/node-h' or '0.9/job-day'";
+  const sim::ScopedRate r = sim::parse_scoped_rate(text, what);
   FailureRate rate;
-  if (scope == "gpu") {
+  rate.per_hour = r.per_hour;
+  if (r.scope == "gpu") {
     rate.scope = FailureScope::gpu;
-  } else if (scope == "node") {
+  } else if (r.scope == "node") {
     rate.scope = FailureScope::node;
-  } else if (scope == "job") {
+  } else if (r.scope == "job") {
     rate.scope = FailureScope::job;
   } else {
-    throw sim::UnitError(expectation);
+    throw sim::UnitError(
+        fmt::format("expected {}, got '{}' (unknown scope '{}')", what, text, r.scope));
   }
-  double hours = 0;
-  if (period == "h" || period == "hour") {
-    hours = 1;
-  } else if (period == "day" || period == "d") {
-    hours = 24;
-  } else if (period == "year" || period == "yr") {
-    hours = 8760;
-  } else {
-    throw sim::UnitError(expectation);
-  }
-  rate.per_hour = (percent ? value / 100.0 : value) / hours;
   return rate;
 }
 

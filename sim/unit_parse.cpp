@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -156,6 +157,36 @@ FlopRate parse_flop_rate(std::string_view text) {
 
 Flops parse_flops(std::string_view text) {
   return Flops::of(parse_with(text, kFlopSuffixes, "a FLOP count such as '3.8e25 FLOP'", false));
+}
+
+ScopedRate parse_scoped_rate(std::string_view text, std::string_view what) {
+  const auto fail = [&]() -> ScopedRate {
+    throw UnitError(fmt::format("expected {}, got '{}'", what, text));
+  };
+  auto [value, rest] = split_number(text, what);
+  bool percent = false;
+  if (!rest.empty() && rest.front() == '%') {
+    percent = true;
+    rest = trim(rest.substr(1));
+  }
+  if (rest.empty() || rest.front() != '/') return fail();
+  std::string unit(trim(rest.substr(1)));
+  for (char& c : unit)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t dash = unit.find('-');
+  if (dash == std::string::npos || dash == 0) return fail();
+  const std::string period = unit.substr(dash + 1);
+  double hours = 0;
+  if (period == "h" || period == "hour") {
+    hours = 1;
+  } else if (period == "d" || period == "day") {
+    hours = 24;
+  } else if (period == "yr" || period == "year") {
+    hours = 8760;
+  } else {
+    return fail();
+  }
+  return {(percent ? value / 100.0 : value) / hours, unit.substr(0, dash)};
 }
 
 std::string format_time(Time t) {

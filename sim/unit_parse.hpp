@@ -27,6 +27,15 @@ Bandwidth parse_bandwidth(std::string_view text);
 FlopRate parse_flop_rate(std::string_view text);
 Flops parse_flops(std::string_view text);
 
+/// An event rate per unit of something per period, "9.2e-6/GPU-h", "6.1%/GPU-year",
+/// "0.9/job-day": events per hour and the scope as written, lower-cased ("gpu"). Periods: h,
+/// hour, d, day, yr, year. `what` is the expectation named in the error.
+struct ScopedRate {
+  double per_hour = 0;
+  std::string scope;
+};
+ScopedRate parse_scoped_rate(std::string_view text, std::string_view what);
+
 /// Human-readable forms used in tables: "1.50 us", "64 MiB", "400.0 GB/s".
 std::string format_time(Time t);
 std::string format_bytes(Bytes b);
