@@ -8,6 +8,8 @@
 #include <memory>
 #include <set>
 
+#include "api/evaluator.hpp"
+#include "api/run_calibration.hpp"
 #include "api/scenario.hpp"
 #include "api/training_case.hpp"
 #include "api/training_run.hpp"
@@ -269,14 +271,21 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
 }
 
-void validate_training(const calibration::Case& c, const ValidationOptions& options,
-                       ValidationReport& report) {
+Scenario training_scenario(const calibration::Case& c, const ValidationOptions& options) {
   nlohmann::json doc = training_case_scenario(c);
   if (!options.calibration.empty()) doc["calibration"] = options.calibration;
   apply_assignments(doc, options.scenario_sets, "<command line>");
   const sim::JsonDocument parsed(doc, "case " + c.id);
-  const Scenario scenario = read_scenario(parsed.root());
-  const TrainingReport r = run_training(scenario);
+  return read_scenario(parsed.root());
+}
+
+/// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
+void validate_training(const calibration::Case& c, const ValidationOptions& options,
+                       ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
+  const Scenario scenario = training_scenario(c, options);
+  const Fidelity fidelity = fidelity_of(scenario.simulation.backend);
+  const TrainingReport r =
+      compute ? Evaluator(scenario, *compute).evaluate(scenario, fidelity) : run_training(scenario);
   const TrainingMetrics& m = r.metrics;
   const std::string detail = fmt::format(
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
@@ -298,6 +307,62 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   }
 }
 
+/// The measurement an anchor is fitted to: what the source measured most directly (throughput
+/// or step time before the FLOP-convention metrics, whose counting may differ from ours).
+std::optional<RunMeasurement> anchor_measurement(const calibration::Case& c) {
+  const calibration::CaseMeasured& m = c.measured;
+  const std::pair<RunMetric, std::optional<double>> order[] = {
+      {RunMetric::tokens_per_s_per_gpu, m.tokens_per_s_per_gpu},
+      {RunMetric::step_time_s, m.step_time_s},
+      {RunMetric::tflops_per_gpu, m.tflops_per_gpu},
+      {RunMetric::hw_tflops_per_gpu, m.hw_tflops_per_gpu},
+      {RunMetric::mfu, m.mfu},
+      {RunMetric::hfu, m.hfu}};
+  for (const auto& [metric, value] : order) {
+    if (value) return RunMeasurement{metric, *value, "case " + c.id};
+  }
+  return std::nullopt;
+}
+
+std::string anchor_group(const calibration::Case& c) {
+  const std::string framework =
+      c.framework ? c.framework->name + " " + c.framework->version.value_or("?") : "unknown";
+  return fmt::format("{} | {} | {} | {}", c.source, c.system, framework, c.precision.value_or("?"));
+}
+
+/// The anchors of the training cases: per group, the index of the case with the fewest GPUs.
+std::map<std::string, size_t> anchors_of(const std::vector<calibration::Case>& cases) {
+  std::map<std::string, size_t> anchors;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (cases[i].kind != calibration::CaseKind::training) continue;
+    const auto [it, fresh] = anchors.try_emplace(anchor_group(cases[i]), i);
+    if (!fresh && cases[i].gpus < cases[it->second].gpus) it->second = i;
+  }
+  return anchors;
+}
+
+/// Fits the anchor of a group; nullopt (and the reason, for every case of the group) if it
+/// cannot be fitted.
+std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
+                                                 const ValidationOptions& options,
+                                                 ValidationReport& report, std::string& failure) {
+  try {
+    const std::optional<RunMeasurement> m = anchor_measurement(c);
+    if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
+    const Scenario scenario = training_scenario(c, options);
+    const Evaluator cluster(scenario);
+    const RunFit fit = fit_sustained_efficiency(
+        cluster, scenario, *m, fidelity_of(scenario.simulation.backend), "/measured");
+    report.anchors.push_back({c.id, anchor_group(c), std::string(to_string(m->metric)), m->value,
+                              fit.predicted_before, fit.compute.sustained_efficiency, 0});
+    return fit.compute;
+  } catch (const std::exception& e) {
+    failure = fmt::format("its group's anchor {} could not be fitted: {}", c.id, e.what());
+    report.skipped.push_back({c.id, "anchor not fitted: " + std::string(e.what())});
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
@@ -307,7 +372,44 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
   std::optional<HeldOutFits> held_out;
   if (options.hold_out_source) held_out.emplace(cases);
   HeldOutFits* fits = held_out ? &*held_out : nullptr;
-  for (const calibration::Case& c : cases) {
+  // Anchored: each group's fit, made when its anchor comes up in file order.
+  const std::map<std::string, size_t> anchors =
+      options.anchor ? anchors_of(cases) : std::map<std::string, size_t>{};
+  struct GroupFit {
+    std::optional<models::ComputeProfile> compute;
+    std::string failure;
+    size_t anchor_row = 0;
+  };
+  std::map<std::string, GroupFit> group_fits;
+  auto group_fit = [&](const std::string& group) -> GroupFit& {
+    auto it = group_fits.find(group);
+    if (it != group_fits.end()) return it->second;
+    GroupFit& g = group_fits[group];
+    const calibration::Case& anchor = cases[anchors.at(group)];
+    g.compute = fit_anchor(anchor, options, report, g.failure);
+    if (g.compute) g.anchor_row = report.anchors.size() - 1;
+    return g;
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const calibration::Case& c = cases[i];
+    if (options.anchor && c.kind == calibration::CaseKind::training) {
+      const std::string group = anchor_group(c);
+      GroupFit& g = group_fit(group);
+      if (anchors.at(group) == i) continue;  // the anchor: fitted, never scored
+      if (!g.compute) {
+        report.skipped.push_back({c.id, g.failure});
+        continue;
+      }
+      try {
+        validate_training(c, options, report, &*g.compute);
+        ++report.anchors[g.anchor_row].scored;
+      } catch (const topologies::SpecError& e) {
+        report.skipped.push_back({c.id, fmt::format("cannot build the system: {}", e.what())});
+      } catch (const sim::InputError& e) {
+        report.skipped.push_back({c.id, fmt::format("not a valid scenario: {}", e.what())});
+      }
+      continue;
+    }
     try {
       switch (c.kind) {
         case calibration::CaseKind::collective:
@@ -423,7 +525,18 @@ nlohmann::json report_to_json(const ValidationReport& report) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const SkippedCase& s : report.skipped)
     skipped.push_back({{"id", s.id}, {"reason", s.reason}});
-  return {
+  nlohmann::json anchors = nlohmann::json::array();
+  for (const AnchorFit& a : report.anchors) {
+    anchors.push_back({{"id", a.id},
+                       {"group", a.group},
+                       {"metric", a.metric},
+                       {"measured", a.measured},
+                       {"predicted_zero_shot", a.predicted_before},
+                       {"zero_shot_error", (a.predicted_before - a.measured) / a.measured},
+                       {"sustained_efficiency", a.sustained_efficiency},
+                       {"scored_cases", a.scored}});
+  }
+  nlohmann::json out = {
       {"rows", rows},
       {"summary",
        {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
@@ -436,6 +549,8 @@ nlohmann::json report_to_json(const ValidationReport& report) {
            return ranks;
          }()}}},
       {"skipped", skipped}};
+  if (!report.anchors.empty()) out["anchors"] = anchors;
+  return out;
 }
 
 std::string report_to_text(const ValidationReport& report) {
@@ -461,6 +576,14 @@ std::string report_to_text(const ValidationReport& report) {
     for (const RankAgreement& r : ranks) {
       out += fmt::format("  {:<70} {:<20} runs {:>3}  {:>3}/{:<3} pairs  tau {:+.2f}\n", r.source,
                          r.metric, r.runs, r.concordant, r.pairs, r.kendall_tau());
+    }
+  }
+  if (!report.anchors.empty()) {
+    out += "\nanchors (fitted, not scored): sustained efficiency per group\n";
+    for (const AnchorFit& a : report.anchors) {
+      out += fmt::format("  {:<60} {:>6.3f}  zero-shot {:>+7.1f}% on {}, {} case(s) scored\n", a.id,
+                         a.sustained_efficiency,
+                         100 * (a.predicted_before - a.measured) / a.measured, a.metric, a.scored);
     }
   }
   if (!report.skipped.empty()) {
