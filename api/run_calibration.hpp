@@ -14,7 +14,14 @@
 namespace fabricsim::api {
 
 /// The training metrics a run may be measured by (the case format's primary metrics).
-enum class RunMetric { step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, hw_tflops_per_gpu, mfu, hfu };
+enum class RunMetric {
+  step_time_s,
+  tokens_per_s_per_gpu,
+  tflops_per_gpu,
+  hw_tflops_per_gpu,
+  mfu,
+  hfu
+};
 std::string_view to_string(RunMetric metric);
 std::optional<RunMetric> parse_run_metric(std::string_view name);
 double metric_value(const TrainingMetrics& metrics, RunMetric metric);

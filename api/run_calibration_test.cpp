@@ -71,9 +71,8 @@ TEST_CASE("run calibration: step time, MFU and tokens/s give one efficiency", "[
 TEST_CASE("run calibration: flow and analytical agree where nothing contends", "[calibrate]") {
   const Scenario s = scenario("flow");
   const Evaluator cluster(s);
-  const RunMeasurement m{RunMetric::step_time_s, 1.25 * cluster.evaluate(s, Fidelity::flow)
-                                                          .metrics.step_time_s,
-                         "run"};
+  const RunMeasurement m{RunMetric::step_time_s,
+                         1.25 * cluster.evaluate(s, Fidelity::flow).metrics.step_time_s, "run"};
   const double flow =
       fit_sustained_efficiency(cluster, s, m, Fidelity::flow, "/m").compute.sustained_efficiency;
   const double analytical = fit_sustained_efficiency(cluster, s, m, Fidelity::analytical, "/m")
@@ -81,7 +80,8 @@ TEST_CASE("run calibration: flow and analytical agree where nothing contends", "
   CHECK(flow == Approx(analytical).epsilon(0.02));
 }
 
-TEST_CASE("run calibration: a measurement no efficiency explains is refused", "[calibrate][bad-input]") {
+TEST_CASE("run calibration: a measurement no efficiency explains is refused",
+          "[calibrate][bad-input]") {
   const Scenario s = scenario();
   const Evaluator cluster(s);
   const double zero_shot =
@@ -97,9 +97,9 @@ TEST_CASE("run calibration: a measurement no efficiency explains is refused", "[
 }
 
 TEST_CASE("run calibration: metric names", "[calibrate]") {
-  for (const RunMetric m : {RunMetric::step_time_s, RunMetric::mfu, RunMetric::hfu,
-                            RunMetric::tokens_per_s_per_gpu, RunMetric::tflops_per_gpu,
-                            RunMetric::hw_tflops_per_gpu}) {
+  for (const RunMetric m :
+       {RunMetric::step_time_s, RunMetric::mfu, RunMetric::hfu, RunMetric::tokens_per_s_per_gpu,
+        RunMetric::tflops_per_gpu, RunMetric::hw_tflops_per_gpu}) {
     CHECK(parse_run_metric(to_string(m)) == m);
   }
   CHECK_FALSE(parse_run_metric("step_time"));

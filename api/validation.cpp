@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/evaluator.hpp"
+#include "api/plan_search.hpp"
 #include "api/run_calibration.hpp"
 #include "api/scenario.hpp"
 #include "api/training_case.hpp"
@@ -276,7 +277,24 @@ Scenario training_scenario(const calibration::Case& c, const ValidationOptions& 
   if (!options.calibration.empty()) doc["calibration"] = options.calibration;
   apply_assignments(doc, options.scenario_sets, "<command line>");
   const sim::JsonDocument parsed(doc, "case " + c.id);
-  return read_scenario(parsed.root());
+  const CasePlanSizes sizes = case_plan_sizes(c);
+  Scenario scenario = read_scenario(parsed.root(), !sizes.searched);
+  if (!sizes.searched) return scenario;
+  // An unstated plan: the best one the search finds with what the case does state (analytical
+  // ranking), as a user of that software would choose it.
+  PlanConstraints constraints;
+  constraints.fixed = sizes.fixed;
+  SearchOptions search;
+  search.top = 0;
+  const PlanSearch found = search_plans(scenario, constraints, search);
+  if (found.ranked.empty()) {
+    throw sim::InputError("case " + c.id, "/parallelism",
+                          fmt::format("the case does not state its plan and no plan with what it "
+                                      "states fits ({} candidates)",
+                                      found.candidates));
+  }
+  scenario.plan = found.ranked.front().plan;
+  return scenario;
 }
 
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
@@ -287,10 +305,15 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   const TrainingReport r =
       compute ? Evaluator(scenario, *compute).evaluate(scenario, fidelity) : run_training(scenario);
   const TrainingMetrics& m = r.metrics;
-  const std::string detail = fmt::format(
+  std::string detail = fmt::format(
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
       100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() / r.memory.capacity,
       r.memory.fits ? "" : " (does not fit)");
+  if (case_plan_sizes(c).searched) {
+    const models::ParallelPlan& p = scenario.plan;
+    detail += fmt::format(", plan not stated: searched TP{} PP{} DP{} CP{} EP{} mb{}", p.tp, p.pp,
+                          p.dp, p.cp, p.ep, p.micro_batch);
+  }
   auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
     if (!measured) return;
     report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, *measured,

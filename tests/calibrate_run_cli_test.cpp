@@ -34,9 +34,9 @@ TEST_CASE("cli: calibrate run writes a profile that reproduces the run", "[cli][
   const double zero_shot = nlohmann::json::parse(zero.out)["tokens_per_s_per_gpu"];
   const std::string profile = dir.file("anchored.json");
   const double measured = 0.8 * zero_shot;
-  const CliResult fit = run_fabricsim({"calibrate", "run", scenario, "--measured",
-                                       "tokens_per_s_per_gpu=" + std::to_string(measured), "-o",
-                                       profile});
+  const CliResult fit =
+      run_fabricsim({"calibrate", "run", scenario, "--measured",
+                     "tokens_per_s_per_gpu=" + std::to_string(measured), "-o", profile});
   INFO(fit.err);
   REQUIRE(fit.code == 0);
   CHECK_THAT(fit.out, Catch::Contains("sustained efficiency 0.7"));
@@ -57,10 +57,9 @@ TEST_CASE("cli: calibrate run rejects bad measurements", "[cli][calibrate][bad-i
   const std::string scenario = dir.file("run.json");
   std::ofstream(scenario) << kScenario;
   for (const std::string bad : {"tokens=5", "step_time_s", "step_time_s=", "step_time_s=-1",
-                                 "step_time_s=3 s", "mfu=1e400", "step_time_s=1e-12"}) {
+                                "step_time_s=3 s", "mfu=1e400", "step_time_s=1e-12"}) {
     INFO(bad);
-    const CliResult r =
-        run_fabricsim({"calibrate", "run", scenario, "--measured", bad, "-o", out});
+    const CliResult r = run_fabricsim({"calibrate", "run", scenario, "--measured", bad, "-o", out});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("--measured"));
   }
@@ -70,9 +69,9 @@ TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
           "[cli][calibrate][validate]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const std::string cases = shared_case("dev-training.json");
-  const CliResult r = run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain",
-                                     "--set", "/simulation/backend=analytical", "--anchor",
-                                     "--json"});
+  const CliResult r =
+      run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain", "--set",
+                     "/simulation/backend=analytical", "--anchor", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -80,18 +79,46 @@ TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
   const nlohmann::json& a = j["anchors"][0];
   CHECK(a["id"] == "nemo2407-pretrain-LLAMA2-7B-8");
   std::set<std::string> scored;
-  for (const auto& row : j["rows"]) scored.insert(row["id"].get<std::string>());
+  for (const auto& row : j["rows"])
+    scored.insert(row["id"].get<std::string>());
   CHECK_FALSE(scored.count(a["id"].get<std::string>()));
   CHECK(a["scored_cases"].get<size_t>() == scored.size());
   CHECK(a["sustained_efficiency"].get<double>() > 0.05);
   // Without --anchor every case is scored, the anchor among them, and nothing is anchored.
-  const CliResult plain = run_fabricsim({"validate", "--cases", cases, "--only",
-                                         "nemo2407-pretrain", "--set",
-                                         "/simulation/backend=analytical", "--json"});
+  const CliResult plain =
+      run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain", "--set",
+                     "/simulation/backend=analytical", "--json"});
   REQUIRE(plain.code == 0);
   const nlohmann::json p = nlohmann::json::parse(plain.out);
   CHECK_FALSE(p.contains("anchors"));
   std::set<std::string> all;
-  for (const auto& row : p["rows"]) all.insert(row["id"].get<std::string>());
+  for (const auto& row : p["rows"])
+    all.insert(row["id"].get<std::string>());
   CHECK(all.size() == scored.size() + 1);
+}
+
+TEST_CASE("cli: validate searches the plan of a case that does not state it", "[cli][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  std::ifstream in(shared_case("dev-training.json"));
+  const nlohmann::json all = nlohmann::json::parse(in);
+  nlohmann::json c;
+  for (const auto& x : all) {
+    if (x["id"] == "nemo2407-pretrain-LLAMA2-7B-8") c = x;
+  }
+  REQUIRE(c.is_object());
+  for (const char* key : {"tp", "pp", "dp", "cp", "vp", "micro_batch"})
+    c["parallelism"][key] = nullptr;
+  c["id"] = "unstated-plan";
+  const ScratchDir dir("cli-validate-unstated");
+  const std::string file = dir.file("cases.json");
+  std::ofstream(file) << nlohmann::json::array({c}).dump();
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE_FALSE(j["rows"].empty());
+  CHECK(j["skipped"].empty());
+  CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
+             Catch::Contains("plan not stated: searched TP"));
 }
