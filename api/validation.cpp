@@ -472,6 +472,66 @@ ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
   return s;
 }
 
+std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows) {
+  static const std::vector<std::string> kPrimary = {
+      "tflops_per_gpu", "hw_tflops_per_gpu", "tokens_per_s_per_gpu", "mfu", "hfu", "step_time_s"};
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ValidationRow*>> by_case;
+  for (const ValidationRow& r : rows) {
+    auto& v = by_case[r.id];
+    if (v.empty()) order.push_back(r.id);
+    v.push_back(&r);
+  }
+  std::vector<CaseError> out;
+  for (const std::string& id : order) {
+    const auto& v = by_case[id];
+    const ValidationRow* primary = nullptr;
+    for (const std::string& metric : kPrimary) {
+      for (const ValidationRow* r : v) {
+        if (!primary && r->metric == metric) primary = r;
+      }
+    }
+    if (primary) {
+      const double e = primary->metric == "step_time_s" ? primary->measured / primary->predicted - 1
+                                                        : primary->error;
+      out.push_back({id, primary->source, e});
+      continue;
+    }
+    std::vector<double> errors;
+    for (const ValidationRow* r : v) {
+      errors.push_back(r->metric == "latency_us" ? r->measured / r->predicted - 1 : r->error);
+    }
+    std::sort(errors.begin(), errors.end());
+    const size_t n = errors.size();
+    out.push_back(
+        {id, v.front()->source, n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2])});
+  }
+  return out;
+}
+
+CaseSummary summarize_cases(const std::vector<CaseError>& errors) {
+  CaseSummary s;
+  s.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::vector<double> abs, signed_;
+  for (const CaseError& e : errors) {
+    abs.push_back(std::fabs(e.error));
+    signed_.push_back(e.error);
+  }
+  std::sort(abs.begin(), abs.end());
+  std::sort(signed_.begin(), signed_.end());
+  auto median = [](const std::vector<double>& v) {
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  s.median_abs_error = median(abs);
+  s.median_signed_error = median(signed_);
+  // Nearest rank: the smallest error at least 90% of the cases do not exceed.
+  const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(abs.size())));
+  s.p90_abs_error = abs[std::max<size_t>(rank, 1) - 1];
+  return s;
+}
+
 namespace {
 
 std::vector<std::string> sources(const ValidationReport& report) {
@@ -486,6 +546,21 @@ std::vector<std::string> sources(const ValidationReport& report) {
 nlohmann::json rank_json(const RankAgreement& r) {
   return {{"source", r.source}, {"metric", r.metric},         {"runs", r.runs},
           {"pairs", r.pairs},   {"concordant", r.concordant}, {"kendall_tau", r.kendall_tau()}};
+}
+
+nlohmann::json cases_json(const CaseSummary& s) {
+  return {{"cases", s.cases},
+          {"median_abs_error", s.median_abs_error},
+          {"p90_abs_error", s.p90_abs_error},
+          {"median_signed_error", s.median_signed_error}};
+}
+
+std::vector<CaseError> of_source(const std::vector<CaseError>& errors, const std::string& source) {
+  std::vector<CaseError> out;
+  for (const CaseError& e : errors) {
+    if (e.source == source) out.push_back(e);
+  }
+  return out;
 }
 
 nlohmann::json summary_json(const ErrorSummary& s) {
@@ -545,6 +620,10 @@ nlohmann::json report_to_json(const ValidationReport& report) {
     by_source[s] =
         summary_json(summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
+  const std::vector<CaseError> errors = case_errors(report.rows);
+  nlohmann::json per_case = {{"overall", cases_json(summarize_cases(errors))}};
+  for (const std::string& s : sources(report))
+    per_case["by_source"][s] = cases_json(summarize_cases(of_source(errors, s)));
   nlohmann::json skipped = nlohmann::json::array();
   for (const SkippedCase& s : report.skipped)
     skipped.push_back({{"id", s.id}, {"reason", s.reason}});
@@ -564,6 +643,7 @@ nlohmann::json report_to_json(const ValidationReport& report) {
       {"summary",
        {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
         {"by_source", by_source},
+        {"cases", per_case},
         {"ranking",
          [&] {
            nlohmann::json ranks = nlohmann::json::array();
@@ -593,6 +673,16 @@ std::string report_to_text(const ValidationReport& report) {
     line(s, summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
   line("overall", summarize_errors(report.rows, [](const auto&) { return true; }));
+  const std::vector<CaseError> errors = case_errors(report.rows);
+  out += "\nper case (one primary metric each; signed > 0 = optimistic):\n";
+  auto case_line = [&](const std::string& name, const CaseSummary& s) {
+    out += fmt::format("  {:<70} cases {:>4}  median {:>6.1f}%  p90 {:>6.1f}%  bias {:>+6.1f}%\n",
+                       name, s.cases, 100 * s.median_abs_error, 100 * s.p90_abs_error,
+                       100 * s.median_signed_error);
+  };
+  for (const std::string& s : sources(report))
+    case_line(s, summarize_cases(of_source(errors, s)));
+  case_line("overall", summarize_cases(errors));
   const std::vector<RankAgreement> ranks = rank_agreements(report.rows);
   if (!ranks.empty()) {
     out += "\nranking of runs within a source (pairs ordered as measured):\n";

@@ -74,6 +74,25 @@ struct ValidationOptions {
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
                                 const ValidationOptions& options);
 
+/// One error per case: a training case's primary metric (the first of tflops_per_gpu,
+/// hw_tflops_per_gpu, tokens_per_s_per_gpu, mfu, hfu, step_time_s it gives; step time
+/// inverted, so that > 0 means optimistic for every metric), a collective or GEMM case's median
+/// over its points. The bars of accuracy are stated on these.
+struct CaseError {
+  std::string id;
+  std::string source;
+  double error = 0;
+};
+std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows);
+
+struct CaseSummary {
+  int cases = 0;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  double median_signed_error = 0;  ///< the bias: > 0 optimistic
+};
+CaseSummary summarize_cases(const std::vector<CaseError>& errors);
+
 ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
                               const std::function<bool(const ValidationRow&)>& keep);
 
