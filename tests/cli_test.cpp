@@ -133,9 +133,10 @@ TEST_CASE("cli: run simulates the default scenario", "[cli]") {
   CHECK(r.err.empty());
   const auto lines = lines_of(r.out);
   REQUIRE(lines.size() > 6);
-  CHECK_THAT(lines[0], Catch::StartsWith("llama3-8b on 8 x dgx-h100"));
-  CHECK_THAT(lines[0], Catch::Contains("TP1 PP1 DP4 CP2") && Catch::Contains("flow backend"));
-  CHECK(lines[1] == "calibration: built-in profile of dgx-h100");
+  CHECK(lines[0] == "scenario: <embedded default> | overrides: none");
+  CHECK_THAT(lines[1], Catch::StartsWith("llama3-8b on 8 x dgx-h100"));
+  CHECK_THAT(lines[1], Catch::Contains("TP1 PP1 DP4 CP2") && Catch::Contains("flow backend"));
+  CHECK(lines[2] == "calibration: built-in profile of dgx-h100");
   CHECK_THAT(r.out, Catch::Contains("\nstep time "));
   CHECK_THAT(r.out, Catch::Contains("\nthroughput "));
   CHECK_THAT(r.out, Catch::Contains("(MFU "));

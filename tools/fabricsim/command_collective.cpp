@@ -12,6 +12,7 @@
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
+#include "tools/fabricsim/scenario_record.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -112,8 +113,9 @@ class CollectiveCommand final : public Command {
         models::make_group_layout(*system.topology, request.ranks).domain_count(),
         system.topology->info().gpus_per_domain, models::to_string(backend), routing_,
         profile.source);
+    const ScenarioRecord record{fmt::format("preset {}, {} GPUs", system_, gpus_), {}};
     if (!json_ && !csv_) {
-      out << title << "\n";
+      out << title << "\n# " << record_text(record) << "\n";
       out << fmt::format("#{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}  {:<14} {}\n", "size", "count",
                          "type", "time", "algbw", "busbw", "algorithm", "protocol");
       out << fmt::format("#{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}\n", "(B)", "(elements)", "",
@@ -166,6 +168,7 @@ class CollectiveCommand final : public Command {
                           {"routing", routing_},
                           {"calibration", profile.source},
                           {"rows", rows}};
+    add_record(doc, record);
     if (json_) out << doc.dump(2) << "\n";
     if (output) {
       std::string text;

@@ -5,6 +5,7 @@
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/scenario_record.hpp"
 #include "topologies/describe.hpp"
 #include "topologies/topology_json.hpp"
 
@@ -35,10 +36,16 @@ class TopologyCommand final : public Command {
       return 0;
     }
     const topologies::TopologySummary summary = topologies::summarize(*topology);
+    const ScenarioRecord record{graph_file_.empty()
+                                    ? fmt::format("preset {}, {} GPUs", system_, gpus_)
+                                    : "graph " + graph_file_,
+                                {}};
     if (summary_json_) {
-      out << topologies::summary_to_json(summary).dump(2) << "\n";
+      nlohmann::json j = topologies::summary_to_json(summary);
+      add_record(j, record);
+      out << j.dump(2) << "\n";
     } else {
-      out << topologies::summary_to_text(summary);
+      out << topologies::summary_to_text(summary) << record_text(record) << "\n";
     }
     return 0;
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/scenario.hpp"
+#include "tools/fabricsim/scenario_record.hpp"
 
 namespace fabricsim::tools {
 
@@ -20,7 +21,12 @@ class ScenarioOptions {
   /// The scenario as the base of a plan search: the sizes of its plan are dropped (searched) and
   /// the rest of the plan is not checked against the model.
   api::Scenario search_base(const std::string& file) const;
+  /// The scenario document: `file` (or the embedded default) with overrides() applied.
   nlohmann::json document(const std::string& file) const;
+  /// The flags that are shorthands for a `--set`, then the `--set`s, in the order applied.
+  std::vector<api::Assignment> overrides() const;
+  /// What document(file) is made of, for the outputs to record.
+  ScenarioRecord record(const std::string& file) const;
   const std::string& system() const { return system_; }
   int gpus() const { return gpus_; }  ///< 0 when --gpus was not given
 
