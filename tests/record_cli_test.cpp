@@ -63,9 +63,9 @@ TEST_CASE("cli: scale, plan, size, compare and topology record theirs", "[cli][r
     "parallelism": {"tp": 1, "pp": 1},
     "training": {"global_batch": 16, "seq_len": 4096}})");
 
-  const nlohmann::json scale = json_of({"scale", file, "--gpu-counts", "8,16", "--mode", "weak",
-                                        "--systems", "dgx-h100", "--backend", "analytical",
-                                        "--json"});
+  const nlohmann::json scale =
+      json_of({"scale", file, "--gpu-counts", "8,16", "--mode", "weak", "--systems", "dgx-h100",
+               "--backend", "analytical", "--json"});
   CHECK(scale["base"] == file);
   CHECK(scale["overrides"] == nlohmann::json::parse(R"([
     {"pointer": "/simulation/backend", "value": "analytical"},
@@ -79,8 +79,8 @@ TEST_CASE("cli: scale, plan, size, compare and topology record theirs", "[cli][r
   CHECK(plan["overrides"] ==
         nlohmann::json::parse(R"([{"pointer": "/training/global_batch", "value": 8}])"));
 
-  const nlohmann::json size = json_of({"size", file, "--tokens", "10B", "--days", "30",
-                                       "--systems", "dgx-h100", "--seq-len", "2048", "--json"});
+  const nlohmann::json size = json_of({"size", file, "--tokens", "10B", "--days", "30", "--systems",
+                                       "dgx-h100", "--seq-len", "2048", "--json"});
   CHECK(size["base"] == file);
   CHECK(size["overrides"] ==
         nlohmann::json::parse(R"([{"pointer": "/training/seq_len", "value": 2048}])"));

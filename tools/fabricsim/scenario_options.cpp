@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 
 #include "tools/fabricsim/cli_options.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
 
-void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
+void ScenarioOptions::add_set_to(CLI::App& app) {
   // One value per occurrence, so a scenario file after it stays positional.
   app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)")
       ->allow_extra_args(false);
+}
+
+void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
+  add_set_to(app);
   app.add_option("--system", system_, "System preset");
   app.add_option("--gpus", gpus_, "Number of GPUs")->check(positive_count());
   app.add_option("--model", model_, "Model preset");
@@ -88,6 +93,39 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   for (const api::Assignment& a : sets)
     sim::set_at_pointer(doc, a.pointer, a.value, kCommandLine);
   return doc;
+}
+
+ScenarioRecord ScenarioOptions::system_record(const std::string& preset, int gpus) const {
+  ScenarioRecord record{fmt::format("preset {}, {} GPUs", preset, gpus), overrides()};
+  for (const api::Assignment& a : record.overrides) {
+    if (!a.pointer.starts_with("/system/")) {
+      throw sim::InputError(kCommandLine, "--set",
+                            fmt::format("expected a /system/... field (the system is all this "
+                                        "command builds), got '{}'",
+                                        a.pointer));
+    }
+    if (a.pointer == "/system/preset" || a.pointer == "/system/gpus" ||
+        a.pointer.starts_with("/system/routing")) {
+      throw sim::InputError(
+          kCommandLine, "--set",
+          fmt::format("{} has its own flag here (--system, --gpus, --routing)", a.pointer));
+    }
+  }
+  return record;
+}
+
+models::System ScenarioOptions::system(const std::string& preset, int gpus) const {
+  const ScenarioRecord record = system_record(preset, gpus);
+  // Without overrides the flags are checked as flags (errors name --gpus and --system).
+  if (record.overrides.empty()) return system_from_flags(preset, gpus);
+  nlohmann::json doc = {{"system", {{"preset", preset}, {"gpus", gpus}}}};
+  for (const api::Assignment& a : record.overrides)
+    sim::set_at_pointer(doc, a.pointer, a.value, kCommandLine);
+  const sim::JsonDocument parsed(doc, kCommandLine);
+  api::Scenario sc;
+  api::read_system(parsed.root().as_object().required("system"), sc);
+  const topologies::SystemPreset& p = *topologies::find_system(sc.system);
+  return {sc.cluster.system, *topologies::find_gpu(p.gpu), p.cpu, sc.topology};
 }
 
 api::Scenario ScenarioOptions::scenario(const std::string& file) const {
