@@ -255,6 +255,24 @@ std::vector<SoftwareStack> make_presets() {
     SoftwareStack s = *std::find_if(out.begin(), out.end(), [](const SoftwareStack& x) {
       return x.id == "megatron-core-r0.8.0";
     });
+    s.id = "hai-llm";
+    s.framework = "hai-llm";
+    s.version = "";
+    s.released = "2024-12";
+    s.deepep = true;
+    s.facts = {{"expert-parallel dispatch and combine through DeepSeek's own all-to-all kernels "
+                "(IB to one GPU per node, NVLink forwarding, node-limited routing), released as "
+                "DeepEP",
+                "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.2.2; "
+                "deepseek-ai/DeepEP README"},
+               {"attention kernel and the other kernels are not stated: those of the default stack",
+                "fabricsim default (docs/models.md, software stacks)"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = *std::find_if(out.begin(), out.end(), [](const SoftwareStack& x) {
+      return x.id == "megatron-core-r0.8.0";
+    });
     s.id = "default";
     s.framework = "unknown";
     s.version = "";

@@ -62,6 +62,12 @@ class ProgramBuilder {
     if (bytes <= 0) return;
     compute(name, ComputeKind::memory, memory_seconds(gpu_, profile_, bytes), 0);
   }
+  /// DeepEP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the all-to-all size it
+  /// replaces, for the record).
+  void moe_comm(const WorkOp::MoeTokens& moe, double bytes) {
+    comm(GroupKind::ep, CollectiveOp::alltoall, bytes);
+    program_.ops.back().moe = moe;
+  }
   void comm(GroupKind group, CollectiveOp op, double bytes) {
     WorkOp w;
     w.kind = WorkOp::Kind::comm;
@@ -481,6 +487,18 @@ struct LayerEmitter {
     const double routed = Tr * e.top_k * capacity;
     const double per_expert = routed / local_experts;
     const double a2a = Tr * e.top_k * h * kActivationBytes;
+    // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
+    // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
+    // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
+    auto ep_comm = [&](bool combine, bool fp8) {
+      if (s.ep <= 1) return;
+      if (!software.deepep) {
+        b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+        return;
+      }
+      b.moe_comm({Tr, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
+    };
+    const bool fp8_dispatch = low_precision(training.precision);
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
     auto shared_gemms = [&](bool bwd) {
       if (shared <= 0) return;
@@ -504,13 +522,13 @@ struct LayerEmitter {
       // The alltoall dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync) b.host_sync();
-      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      ep_comm(false, fp8_dispatch);
       cast(b, "cast", routed * h);
       b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       cast(b, "cast", routed * e.expert_ffn);
       b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
-      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
       b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
       shared_gemms(false);
@@ -519,7 +537,7 @@ struct LayerEmitter {
     shared_gemms(true);
     b.kernels(backward_kernels(kUnpermuteKernels));
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
-    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    ep_comm(false, false);
     cast(b, "cast_grad", routed * h);
     b.gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora) b.gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
@@ -527,7 +545,7 @@ struct LayerEmitter {
     cast(b, "cast_grad", routed * gate * e.expert_ffn);
     b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
-    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    ep_comm(true, false);
     b.kernels(backward_kernels(kPermuteKernels));
     b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     b.kernels(backward_kernels(kRouterKernels));
