@@ -122,3 +122,32 @@ TEST_CASE("cli: validate searches the plan of a case that does not state it", "[
   CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
              Catch::Contains("plan not stated: searched TP"));
 }
+
+TEST_CASE("cli: calibrate trace reads a real trace and fits a profile", "[cli][calibrate][trace]") {
+  const std::string trace =
+      std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/kineto/hta-a100-rank0.json";
+  const CliResult r = run_fabricsim({"calibrate", "trace", trace});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("5 steps on NVIDIA A100-SXM4-80GB"));
+  CHECK_THAT(r.out, Catch::Contains("gemm"));
+  const ScratchDir dir("cli-calibrate-trace");
+  const std::string scenario = dir.file("run.json");
+  nlohmann::json doc = nlohmann::json::parse(kScenario);
+  doc["system"]["preset"] = "dgx-a100-80gb";
+  std::ofstream(scenario) << doc.dump();
+  const std::string profile = dir.file("traced.json");
+  const CliResult fit =
+      run_fabricsim({"calibrate", "trace", trace, "--scenario", scenario, "-o", profile, "--json"});
+  INFO(fit.err);
+  REQUIRE(fit.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(fit.out);
+  CHECK(j["steps"] == 5);
+  CHECK(j["fit"].size() == 4);
+  const calibration::CalibrationProfile p = calibration::load_profile(profile);
+  CHECK(p.provenance.back().format == "kineto_trace");
+  CHECK(p.provenance.back().gpu_name == "NVIDIA A100-SXM4-80GB");
+  // A profile needs the scenario the trace ran; a missing trace is a located error.
+  CHECK(run_fabricsim({"calibrate", "trace", trace, "-o", profile}).code == 2);
+  CHECK(run_fabricsim({"calibrate", "trace", dir.file("absent.json")}).code == 2);
+}

@@ -8,9 +8,11 @@
 #include <tuple>
 
 #include "api/run_calibration.hpp"
+#include "api/trace_calibration.hpp"
 #include "api/training_run.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/kineto_trace.hpp"
 #include "calibration/measurement_limits.hpp"
 #include "calibration/profile_fit.hpp"
 #include "models/compute_model.hpp"
@@ -77,6 +79,16 @@ class CalibrateCommand final : public Command {
                      "tflops_per_gpu, hw_tflops_per_gpu, mfu or hfu (fractions 0-1)")
         ->required();
     run_->add_option("--output,-o", output_, "Profile to write")->required();
+    trace_ = app_->add_subcommand(
+        "trace",
+        "Read a PyTorch profiler (Kineto) trace: GPU time per kernel class and step; with a "
+        "scenario, fit the GEMM, attention and memory-bound efficiencies to it");
+    trace_->add_option("trace", trace_file_, "Trace JSON as torch.profiler exports it")->required();
+    trace_->add_option("--scenario", trace_scenario_,
+                       "Scenario of the traced run (rank 0 runs its stage 0)");
+    trace_options_.add_to(*trace_);
+    trace_->add_option("--output,-o", trace_output_, "Profile to write (needs --scenario)");
+    trace_->add_flag("--json", trace_json_, "Print the breakdown (and fit) as JSON");
     builtin_ = app_->add_subcommand(
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
@@ -90,6 +102,7 @@ class CalibrateCommand final : public Command {
     if (builtin_->parsed()) return run_builtin(out);
     if (shapes_->parsed()) return run_shapes(out);
     if (run_->parsed()) return run_run(out);
+    if (trace_->parsed()) return run_trace(out);
     return run_fit(out);
   }
 
@@ -235,6 +248,79 @@ class CalibrateCommand final : public Command {
   }
 
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
+  /// `calibrate trace`: a trace's kernel classes, and with a scenario the fit of their parameters.
+  int run_trace(std::ostream& out) {
+    if (!trace_output_.empty() && trace_scenario_.empty()) {
+      throw sim::InputError(kCommandLine, "--output", "writing a profile needs --scenario");
+    }
+    const calibration::KinetoTrace t = calibration::load_kineto_trace(trace_file_);
+    nlohmann::json j = {{"trace", t.file},
+                        {"gpu", t.gpu_name},
+                        {"steps", t.steps},
+                        {"window_s", t.window_s},
+                        {"gpu_busy", t.gpu_busy}};
+    out << (trace_json_
+                ? ""
+                : fmt::format("{}: {} steps on {}, GPU busy {:.1f}% of {:.3f} s\n", t.file, t.steps,
+                              t.gpu_name.empty() ? "?" : t.gpu_name, 100 * t.gpu_busy, t.window_s));
+    for (const calibration::KernelClass k : calibration::kKernelClasses) {
+      const size_t i = static_cast<size_t>(k);
+      j["per_step_s"][std::string(to_string(k))] = t.per_step.seconds[i];
+      j["kernels"][std::string(to_string(k))] = t.total.kernels[i];
+      if (!trace_json_) {
+        out << fmt::format("  {:<14} {:>10.3f} ms per step  {:>7} kernels\n", to_string(k),
+                           1e3 * t.per_step.seconds[i], t.total.kernels[i]);
+      }
+    }
+    if (!trace_scenario_.empty()) {
+      const api::Scenario sc = trace_options_.scenario(trace_scenario_);
+      const api::Evaluator cluster(sc);
+      const api::TraceFit fit = api::fit_to_trace(cluster, sc, t);
+      if (!fit.warning.empty()) {
+        j["warning"] = fit.warning;
+        if (!trace_json_) out << "warning: " << fit.warning << "\n";
+      }
+      if (!trace_json_) out << "fit (per step: trace, model before, model after):\n";
+      for (const api::TraceClassFit& c : fit.classes) {
+        j["fit"].push_back({{"class", std::string(to_string(c.kernel_class))},
+                            {"trace_s", c.trace_s},
+                            {"model_before_s", c.before_s},
+                            {"model_after_s", c.after_s},
+                            {"fitted", c.fitted},
+                            {"clamped", c.clamped},
+                            {"note", c.note}});
+        if (!trace_json_) {
+          out << fmt::format("  {:<14} {:>10.3f} {:>10.3f} {:>10.3f} ms  {}\n",
+                             to_string(c.kernel_class), 1e3 * c.trace_s, 1e3 * c.before_s,
+                             1e3 * c.after_s, c.fitted ? c.note : "not fitted: " + c.note);
+        }
+      }
+      const models::ComputeProfile& c = fit.compute;
+      j["fitted"] = {{"gemm_max_efficiency", c.gemm_for(sc.training.precision).max_efficiency},
+                     {"attention_forward_efficiency", c.attention_forward_efficiency},
+                     {"attention_backward_efficiency", c.attention_backward_efficiency},
+                     {"memory_efficiency", c.memory_efficiency}};
+      if (!trace_output_.empty()) {
+        calibration::CalibrationProfile profile = cluster.profile();
+        profile.compute = fit.compute;
+        profile.created = today();
+        calibration::Provenance prov;
+        prov.file = trace_file_;
+        prov.format = "kineto_trace";
+        prov.gpu_name = t.gpu_name;
+        prov.date = profile.created;
+        prov.notes =
+            fmt::format("calibrate trace: {} steps, scenario {}", t.steps, trace_scenario_);
+        profile.provenance.push_back(prov);
+        profile.notes.push_back(prov.notes);
+        write_json(trace_output_, calibration::profile_to_json(profile));
+        if (!trace_json_) out << "wrote " << trace_output_ << "\n";
+      }
+    }
+    if (trace_json_) out << j.dump(2) << "\n";
+    return 0;
+  }
+
   /// `calibrate run`: the run's scenario and measurement in, a profile naming the run out.
   int run_run(std::ostream& out) {
     const auto eq = measured_.find('=');
@@ -360,6 +446,10 @@ class CalibrateCommand final : public Command {
   CLI::App* builtin_ = nullptr;
   CLI::App* shapes_ = nullptr;
   CLI::App* run_ = nullptr;
+  CLI::App* trace_ = nullptr;
+  std::string trace_file_, trace_scenario_, trace_output_;
+  bool trace_json_ = false;
+  ScenarioOptions trace_options_;
   std::string run_file_, measured_;
   ScenarioOptions run_options_;
   std::string scenario_file_;
