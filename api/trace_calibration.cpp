@@ -47,8 +47,8 @@ TraceFit fit_to_trace(const Evaluator& cluster, const Scenario& s,
   const topologies::GpuSpec& gpu = cluster.system().gpu;
   const std::string traced = family(trace.gpu_name), ours = family(gpu.id + " " + gpu.name);
   if (!traced.empty() && traced != ours) {
-    fit.warning = fmt::format("the trace ran on {} but the scenario's GPU is {}", trace.gpu_name,
-                              gpu.name);
+    fit.warning =
+        fmt::format("the trace ran on {} but the scenario's GPU is {}", trace.gpu_name, gpu.name);
   }
   if (trace.steps == 0) {
     fit.warning += std::string(fit.warning.empty() ? "" : "; ") +
@@ -92,9 +92,10 @@ TraceFit fit_to_trace(const Evaluator& cluster, const Scenario& s,
     }
     now = model_seconds(cluster, s, fit.compute);
   }
-  fit.compute.source += fmt::format("; GEMM ({}), attention and memory-bound efficiencies fitted "
-                                    "to the kernel times of trace {}",
-                                    topologies::to_string(s.training.precision), trace.file);
+  fit.compute.source += fmt::format(
+      "; GEMM ({}), attention and memory-bound efficiencies fitted "
+      "to the kernel times of trace {}",
+      topologies::to_string(s.training.precision), trace.file);
   for (const KernelClass k : calibration::kKernelClasses) {
     const size_t i = static_cast<size_t>(k);
     TraceClassFit c;
@@ -107,10 +108,12 @@ TraceFit fit_to_trace(const Evaluator& cluster, const Scenario& s,
     if (k == KernelClass::communication) {
       c.note = "reported only: kernel time in a trace includes waiting for peers";
     } else if (!c.fitted) {
-      c.note = c.trace_s > 0 ? "the scenario runs no such kernels" : "the trace has no such kernels";
+      c.note =
+          c.trace_s > 0 ? "the scenario runs no such kernels" : "the trace has no such kernels";
     } else if (c.clamped) {
-      c.note = "the parameter reached its bound (efficiency 0.01 or 1): the scenario and the "
-               "trace do not describe the same work";
+      c.note =
+          "the parameter reached its bound (efficiency 0.01 or 1): the scenario and the "
+          "trace do not describe the same work";
     }
     fit.classes.push_back(c);
   }

@@ -17,10 +17,10 @@ namespace fabricsim::api {
 
 struct TraceClassFit {
   calibration::KernelClass kernel_class = calibration::KernelClass::gemm;
-  double trace_s = 0;   ///< per step
-  double before_s = 0;  ///< the model's, per step, with the scenario's profile
-  double after_s = 0;   ///< with the fitted one
-  bool fitted = false;  ///< false: reported only (communication, or a class one side lacks)
+  double trace_s = 0;    ///< per step
+  double before_s = 0;   ///< the model's, per step, with the scenario's profile
+  double after_s = 0;    ///< with the fitted one
+  bool fitted = false;   ///< false: reported only (communication, or a class one side lacks)
   bool clamped = false;  ///< the parameter hit its bound (efficiency 1 or 0.01)
   std::string note;
 };

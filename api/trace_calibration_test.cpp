@@ -79,8 +79,7 @@ TEST_CASE("trace calibration: each class's parameter reproduces its traced time"
   CHECK(fit.compute.memory_efficiency < before.memory_efficiency);
 }
 
-TEST_CASE("trace calibration: another GPU's trace is flagged, impossible speeds clamp",
-          "[trace]") {
+TEST_CASE("trace calibration: another GPU's trace is flagged, impossible speeds clamp", "[trace]") {
   const Scenario s = scenario();
   const Evaluator cluster(s);
   const calibration::KinetoTrace a100 = calibration::load_kineto_trace(

@@ -43,7 +43,8 @@ KernelClass classify_kernel(std::string_view name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (contains(lower, {"nccl"})) return KernelClass::communication;
-  if (contains(lower, {"flash", "fmha", "sdpa", "attention", "attn"})) return KernelClass::attention;
+  if (contains(lower, {"flash", "fmha", "sdpa", "attention", "attn"}))
+    return KernelClass::attention;
   if (contains(lower, {"gemm", "nvjet", "xmma", "conv", "winograd", "cutlass", "cublas", "wgrad",
                        "dgrad", "tensorop"})) {
     return KernelClass::gemm;
@@ -93,14 +94,15 @@ KinetoTrace read_kineto_trace(const sim::JsonValue& root) {
         !std::isfinite(dur->get<double>())) {
       at.fail("a GPU activity with numeric ts and non-negative dur (microseconds)");
     }
-    const KernelClass k =
-        kernel && named ? classify_kernel(name->get_ref<const std::string&>()) : KernelClass::memory;
+    const KernelClass k = kernel && named ? classify_kernel(name->get_ref<const std::string&>())
+                                          : KernelClass::memory;
     const double us = dur->get<double>();
     t.total.seconds[static_cast<size_t>(k)] += us * 1e-6;
     ++t.total.kernels[static_cast<size_t>(k)];
     intervals.emplace_back(ts->get<double>(), ts->get<double>() + us);
   }
-  if (intervals.empty()) events.fail("a trace with GPU activity (cat kernel, gpu_memcpy, gpu_memset)");
+  if (intervals.empty())
+    events.fail("a trace with GPU activity (cat kernel, gpu_memcpy, gpu_memset)");
   std::sort(intervals.begin(), intervals.end());
   double busy = 0, start = intervals.front().first, end = intervals.front().first;
   double cur_start = start, cur_end = start;

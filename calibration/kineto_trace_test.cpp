@@ -62,8 +62,8 @@ TEST_CASE("a trace's kernel time per class, per step, and GPU busy time", "[trac
 
 TEST_CASE("a real trace: HolisticTraceAnalysis' A100 training trace", "[trace]") {
   // Expected values summed independently (Python) over tests/data/kineto/hta-a100-rank0.json.
-  const KinetoTrace t =
-      load_kineto_trace(std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/kineto/hta-a100-rank0.json");
+  const KinetoTrace t = load_kineto_trace(std::string(FABRICSIM_SOURCE_DIR) +
+                                          "/tests/data/kineto/hta-a100-rank0.json");
   CHECK(t.gpu_name == "NVIDIA A100-SXM4-80GB");
   CHECK(t.steps == 5);
   CHECK(t.total.of(KernelClass::gemm) == Approx(0.125118).epsilon(1e-9));
@@ -79,8 +79,9 @@ TEST_CASE("a real trace: HolisticTraceAnalysis' A100 training trace", "[trace]")
 TEST_CASE("malformed traces are located errors", "[trace][bad-input]") {
   CHECK_THROWS_WITH(parse(R"({"events": []})"), Catch::Contains("traceEvents"));
   CHECK_THROWS_WITH(parse(R"({"traceEvents": {}})"), Catch::Contains("an array of trace events"));
-  CHECK_THROWS_WITH(parse(R"({"traceEvents": [{"cat": "cpu_op", "name": "x", "ts": 1, "dur": 1}]})"),
-                    Catch::Contains("GPU activity"));
+  CHECK_THROWS_WITH(
+      parse(R"({"traceEvents": [{"cat": "cpu_op", "name": "x", "ts": 1, "dur": 1}]})"),
+      Catch::Contains("GPU activity"));
   CHECK_THROWS_WITH(parse(R"({"traceEvents": [{"cat": "kernel", "name": "k", "ts": 1}]})"),
                     Catch::Contains("/traceEvents/0"));
   CHECK_THROWS_WITH(

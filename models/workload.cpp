@@ -482,11 +482,13 @@ struct LayerEmitter {
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
     const double local_experts = static_cast<double>(e.experts) / s.ep;
-    const double capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
-    // Balanced routing: every rank receives the tokens its experts are chosen for.
-    const double routed = Tr * e.top_k * capacity;
+    // The simulated rank is the most loaded one: capacity-padded buffers, or dropless routing's
+    // imbalance (1: balanced, every rank receives the tokens its experts are chosen for).
+    const double load = moe_rank_load(e);
+    const double routed = Tr * e.top_k * load;
     const double per_expert = routed / local_experts;
-    const double a2a = Tr * e.top_k * h * kActivationBytes;
+    // The all-to-all waits for the most loaded receiver.
+    const double a2a = Tr * e.top_k * h * kActivationBytes * load;
     // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
     // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
     // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
@@ -496,7 +498,7 @@ struct LayerEmitter {
         b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
         return;
       }
-      b.moe_comm({Tr, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
+      b.moe_comm({Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
     };
     const bool fp8_dispatch = low_precision(training.precision);
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
@@ -619,8 +621,7 @@ struct LayerEmitter {
     }
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
-      const double routed =
-          s.moe_tokens * e.top_k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
+      const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
       const double gate = s.gated ? 2.0 : 1.0;
       bytes += routed * h * a * 2 + routed * e.expert_ffn * (gate + 1) * a;
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
