@@ -218,13 +218,15 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (auto v = r.optional("causal")) sc.training.causal = v->as_bool();
     if (auto v = r.optional("attention_kernel")) {
       // "flash" keeps the stack's flash kernel (cuDNN's where the stack had none).
-      const std::string k = v->as_enum({"flash", "unfused", "flash2", "flash3", "cudnn"});
+      const std::string k =
+          v->as_enum({"flash", "unfused", "flash2", "flash3", "flash_triton", "cudnn"});
       models::AttentionKernel& kernel = sc.lowering.software.attention;
       if (k == "unfused") kernel = models::AttentionKernel::unfused;
       if (k == "flash" && kernel == models::AttentionKernel::unfused)
         kernel = models::AttentionKernel::cudnn;
       if (k == "flash2") kernel = models::AttentionKernel::flash2;
       if (k == "flash3") kernel = models::AttentionKernel::flash3;
+      if (k == "flash_triton") kernel = models::AttentionKernel::flash_triton;
       if (k == "cudnn") kernel = models::AttentionKernel::cudnn;
       sc.training.unfused_attention = kernel == models::AttentionKernel::unfused;
     }

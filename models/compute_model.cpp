@@ -83,6 +83,11 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
     case AttentionKernel::flash3:
       if (generation != topologies::GpuGeneration::hopper) return 1.0;
       return backward ? 1.12 : 1.5;
+    case AttentionKernel::flash_triton:
+      // FlashAttention-2 runs 1.3-2.5x faster than the Triton FlashAttention (Dao 2023,
+      // arXiv:2307.08691, section 4.1, A100, forward + backward): the geometric middle of that
+      // range, 1.8x, below FA2 (which is itself 0.7x of cuDNN-class kernels on Hopper).
+      return (post_ampere ? 0.7 : 1.0) / std::sqrt(1.3 * 2.5);
     case AttentionKernel::cudnn:
     case AttentionKernel::unfused:
       return 1.0;

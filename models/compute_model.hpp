@@ -30,7 +30,9 @@ double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& p
 /// Hopper, assumed the same on Blackwell (FA2 uses neither wgmma nor tcgen05). FlashAttention-3
 /// reaches 75% forward on H100 (1.5x the profile's 0.5) and runs backward 1.5-1.75x faster than
 /// FA2 (ibid., Fig. 7): 0.7 x 1.6 = 1.12 backward; it is Hopper-only, elsewhere the default
-/// kernel runs. Unfused attention is priced as GEMMs, not here: 1.
+/// kernel runs. The Triton FlashAttention of flash-attn 1.x runs 1/1.8 of FA2 (FA2 is 1.3-2.5x
+/// faster, Dao 2023, arXiv:2307.08691 section 4.1). Unfused attention is priced as GEMMs, not
+/// here: 1.
 double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneration generation,
                                 bool backward);
 

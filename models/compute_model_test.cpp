@@ -1,6 +1,7 @@
 #include "models/compute_model.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "models/transformer.hpp"
 #include "tests/model_cases.hpp"
@@ -220,4 +221,15 @@ TEST_CASE("attention libraries: FA2 is slower and FA3 faster on Hopper, the same
         Approx(0.75 / 0.5));
   CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::hopper, true) > 1.0);
   CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::blackwell, false) == 1.0);
+}
+
+TEST_CASE("the Triton FlashAttention runs 1/1.8 of FlashAttention-2", "[compute]") {
+  using topologies::GpuGeneration;
+  for (const GpuGeneration g : {GpuGeneration::ampere, GpuGeneration::hopper}) {
+    for (const bool backward : {false, true}) {
+      CHECK(attention_library_factor(AttentionKernel::flash_triton, g, backward) ==
+            Approx(attention_library_factor(AttentionKernel::flash2, g, backward) /
+                   std::sqrt(1.3 * 2.5)));
+    }
+  }
 }

@@ -12,6 +12,8 @@ const char* to_string(AttentionKernel k) {
       return "flash2";
     case AttentionKernel::flash3:
       return "flash3";
+    case AttentionKernel::flash_triton:
+      return "flash_triton";
     case AttentionKernel::cudnn:
       return "cudnn";
   }
@@ -156,14 +158,17 @@ std::vector<SoftwareStack> make_presets() {
     s.id = "llm-foundry";
     s.framework = "llm-foundry";
     s.released = "2023-05";
-    s.attention = AttentionKernel::flash2;
+    s.attention = AttentionKernel::flash_triton;
     s.tp_comm_overlap = false;
     s.fsdp = FsdpImpl::pytorch_fsdp1;
     s.facts = {{"Composer with PyTorch FSDP (FULL_SHARD), one FSDP unit per transformer block, "
                 "parameters prefetched one unit ahead",
                 "mosaicml/llm-foundry scripts/train/benchmarking/README.md; Composer FSDP docs"},
-               {"FlashAttention (Triton / flash-attn 2 kernels), no tensor parallelism",
-                "mosaicml/llm-foundry MPT benchmark configs (attn_impl)"},
+               {"the MPT benchmarks run attn_impl triton (flash_attn.flash_attn_triton, the Triton "
+                "FlashAttention of flash-attn 1.x; ALiBi needs it) with low-precision LayerNorm, "
+                "no tensor parallelism",
+                "mosaicml/llm-foundry scripts/train/benchmarking/submit_benchmarks.py "
+                "(--attn_impl default triton, low_precision_layernorm True)"},
                {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
     out.push_back(s);
   }

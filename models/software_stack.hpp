@@ -12,10 +12,11 @@
 namespace fabricsim::models {
 
 enum class AttentionKernel : uint8_t {
-  unfused,  ///< QK^T and PV as batched GEMMs around a fused softmax (Megatron-LM before 2023)
-  flash2,   ///< FlashAttention-2 (Dao 2023) or its Triton port
-  flash3,   ///< FlashAttention-3 (Hopper warp-specialised, Shah et al. 2024)
-  cudnn,    ///< cuDNN fused attention through Transformer Engine
+  unfused,       ///< QK^T and PV as batched GEMMs around a fused softmax (Megatron-LM before 2023)
+  flash2,        ///< FlashAttention-2 (Dao 2023)
+  flash_triton,  ///< the Triton FlashAttention of flash-attn 1.x (flash_attn_triton, 2022-23)
+  flash3,        ///< FlashAttention-3 (Hopper warp-specialised, Shah et al. 2024)
+  cudnn,         ///< cuDNN fused attention through Transformer Engine
 };
 const char* to_string(AttentionKernel k);
 

@@ -53,6 +53,6 @@ TEST_CASE("the 2021-22 Megatron-LM stacks differ from the modern ones as documen
   CHECK(nemo.bucket_bytes == 80e6);
   const SoftwareStack& foundry = *find_software("llm-foundry");
   CHECK(foundry.fsdp == FsdpImpl::pytorch_fsdp1);
-  CHECK(foundry.attention == AttentionKernel::flash2);
+  CHECK(foundry.attention == AttentionKernel::flash_triton);
   CHECK(find_software("no-such") == nullptr);
 }
