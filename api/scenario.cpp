@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "models/model_json.hpp"
 #include "models/model_presets.hpp"
@@ -170,6 +171,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     std::string version, released;
     if (auto v = r.optional("version")) version = v->as_string();
     if (auto v = r.optional("released")) released = v->as_string();
+    std::optional<sim::JsonValue> dispatcher = r.optional("moe_dispatcher");
     r.finish();
     const std::string name = framework.as_string();
     if (const models::SoftwareStack* preset = models::find_software(name)) {
@@ -177,6 +179,10 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     } else {
       sc.lowering.software = models::software_for(name, version, released);
     }
+    // The MoE token dispatcher of the run (Megatron-Core's moe_token_dispatcher_type alltoall, or
+    // flex with the DeepEP backend), over the preset's.
+    if (dispatcher)
+      sc.lowering.software.deepep = dispatcher->as_enum({"alltoall", "deepep"}) == "deepep";
   }
   {
     const models::SoftwareStack& stack = sc.lowering.software;

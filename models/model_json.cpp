@@ -61,6 +61,11 @@ MoeConfig read_moe(const JsonValue& v, const std::optional<MoeConfig>& base) {
     if (f < 0) x.fail("a non-negative capacity factor (0 = dropless)");
     return f;
   });
+  read_into(r, "load_imbalance", false, m.load_imbalance, [](const JsonValue& x) {
+    const double f = x.as_number();
+    if (!(f >= 1) || f > 64) x.fail("a load imbalance from 1 (balanced) to 64");
+    return f;
+  });
   read_into(r, "router_aux_free", false, m.router_aux_free,
             [](const JsonValue& x) { return x.as_bool(); });
   r.finish();
@@ -258,6 +263,7 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
         {"dense_layers", m.dense_layers},
         {"moe_layer_freq", m.moe_layer_freq},
         {"capacity_factor", m.capacity_factor},
+        {"load_imbalance", m.load_imbalance},
         {"router_aux_free", m.router_aux_free},
     };
   }

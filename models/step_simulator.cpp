@@ -12,6 +12,8 @@
 #include <unordered_map>
 
 #include "models/collective_runner.hpp"
+#include "models/group_layout.hpp"
+#include "models/moe_alltoall.hpp"
 #include "models/pipeline_schedule.hpp"
 #include "models/straggler_model.hpp"
 #include "sim/flow_network.hpp"
@@ -54,6 +56,36 @@ class Communicator {
     if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
     const Time t = cache_.isolated_time(cache_.collective(placement_.group(kind, rank), op, bytes));
     by_rank_.emplace(key, t);
+    return t;
+  }
+
+  /// `rank`'s EP dispatch or combine through DeepEP's normal kernels (models/moe_alltoall): the
+  /// same time on both backends; its traffic does not share links with the flows (DeepEP moves
+  /// it with its own kernels, off NCCL's channels).
+  Time moe_time(int rank, const WorkOp::MoeTokens& m) {
+    const auto key = std::make_tuple(rank, m.tokens, m.combine, m.fp8);
+    if (auto it = moe_by_rank_.find(key); it != moe_by_rank_.end()) return it->second;
+    const System& system = cache_.system();
+    const GroupLayout layout =
+        make_group_layout(*system.topology, placement_.group(GroupKind::ep, rank));
+    MoeAlltoallRequest q;
+    q.kernel = MoeKernel::deepep_normal;
+    q.direction = m.combine ? MoeDirection::combine : MoeDirection::dispatch;
+    q.ranks = layout.size();
+    // DeepEP needs the same number of NVLink peers in every node: a group that straddles
+    // domains unevenly runs with the largest such count its smallest domain allows.
+    q.ranks_per_node = std::max(layout.min_ppn, 1);
+    while (q.ranks % q.ranks_per_node != 0)
+      --q.ranks_per_node;
+    q.tokens_per_rank = m.tokens;
+    q.hidden = m.hidden;
+    q.top_k = m.top_k;
+    q.experts = m.experts;
+    q.fp8 = m.fp8;
+    const Time t = Time::from_s(
+        moe_alltoall(q, moe_link_rates(system, layout), moe_kernel_profile(cache_.profile()))
+            .seconds);
+    moe_by_rank_.emplace(key, t);
     return t;
   }
 
@@ -127,6 +159,7 @@ class Communicator {
     }
   };
   std::unordered_map<std::tuple<int, int, double, int>, Time, KeyHash> by_rank_;
+  std::map<std::tuple<int, double, bool, bool>, Time> moe_by_rank_;
 };
 
 /// What a rank's compute-stream time is booked to, in kBreakdownComponents order. Kept in
@@ -277,9 +310,22 @@ struct Engine {
   }
 
   /// A collective issued by `r`: in full-rank mode it starts once every member has issued it.
-  void collective(RankRun& r, GroupKind kind, CollectiveOp op, double bytes, Callback done) {
+  /// Runs the collective of a comm op; a DeepEP dispatch/combine takes its own model's time
+  /// once every member has arrived (full ranks) or at once (one rank per symmetric instance).
+  void collective(RankRun& r, const WorkOp& w, Callback done) {
+    const GroupKind kind = w.group;
+    const CollectiveOp op = w.op;
+    const double bytes = w.bytes;
+    const WorkOp::MoeTokens moe = w.moe;
+    auto run = [this, kind, op, bytes, moe](int rank, bool reduce, Callback cb) {
+      if (moe.tokens > 0) {
+        sim.schedule_in(comm.moe_time(rank, moe), std::move(cb));
+      } else {
+        comm.collective(rank, kind, op, bytes, reduce, std::move(cb));
+      }
+    };
     if (!options.full_ranks) {
-      comm.collective(r.rank, kind, op, bytes, true, std::move(done));
+      run(r.rank, true, std::move(done));
       return;
     }
     const std::vector<uint32_t> group = placement.group(kind, r.rank);
@@ -289,10 +335,19 @@ struct Engine {
     if (++b.arrived < group.size()) return;
     auto waiting = std::make_shared<std::vector<Callback>>(std::move(b.waiting));
     barriers.erase({static_cast<int>(kind), group.front(), seq});
-    comm.collective(r.rank, kind, op, bytes, false, [waiting] {
-      for (auto& w : *waiting)
-        w();
+    run(r.rank, false, [waiting] {
+      for (auto& callback : *waiting)
+        callback();
     });
+  }
+
+  void collective(RankRun& r, GroupKind kind, CollectiveOp op, double bytes, Callback done) {
+    WorkOp w;
+    w.kind = WorkOp::Kind::comm;
+    w.group = kind;
+    w.op = op;
+    w.bytes = bytes;
+    collective(r, w, std::move(done));
   }
 
   // ---- the pass interpreter -------------------------------------------------------------
@@ -448,7 +503,8 @@ struct Engine {
           break;
         case WorkOp::Kind::comm:
         case WorkOp::Kind::comm_start:
-          d.push_back(rank_collective_time(r, op.group, op.op, op.bytes));
+          d.push_back(op.moe.tokens > 0 ? comm.moe_time(r.rank, op.moe)
+                                        : rank_collective_time(r, op.group, op.op, op.bytes));
           break;
         default:
           d.push_back(Time::zero());
@@ -487,7 +543,7 @@ struct Engine {
           const Time start = sim.now();
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
-          collective(r, op.group, op.op, op.bytes, [this, &r, start, kind, cop] {
+          collective(r, op, [this, &r, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.parts[exposed_part(kind)] += sim.now() - start;
@@ -503,7 +559,7 @@ struct Engine {
           const CollectiveOp cop = op.op;
           if (r.slots.size() <= slot) r.slots.resize(slot + 1);
           r.slots[slot] = {false, op.group};
-          collective(r, op.group, op.op, op.bytes, [this, &r, slot, start, kind, cop] {
+          collective(r, op, [this, &r, slot, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.slots[slot].done = true;

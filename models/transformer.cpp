@@ -4,6 +4,10 @@
 #include <string>
 
 namespace fabricsim::models {
+
+double moe_rank_load(const MoeConfig& moe) {
+  return moe.capacity_factor > 0 ? moe.capacity_factor : moe.load_imbalance;
+}
 namespace {
 
 int mlp_matrices(MlpKind kind) {

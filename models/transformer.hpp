@@ -14,6 +14,10 @@ enum class MlpKind { gelu, swiglu, squared_relu };
 /// "gelu", "swiglu" or "squared_relu", as written in JSON.
 const char* mlp_kind_name(MlpKind kind);
 
+struct MoeConfig;
+/// Tokens the simulated (most loaded) rank's experts process, over the balanced mean.
+double moe_rank_load(const MoeConfig& moe);
+
 struct MoeConfig {
   int experts = 0;  ///< routed experts per MoE layer
   int top_k = 0;    ///< routed experts each token visits
@@ -23,6 +27,10 @@ struct MoeConfig {
   int dense_layers = 0;          ///< leading layers with a dense MLP of `ffn`
   int moe_layer_freq = 1;        ///< after those, layer i is MoE when i % moe_layer_freq == 0
   double capacity_factor = 1.0;  ///< 0 = dropless
+  /// Dropless routing: tokens the most loaded expert-parallel rank receives over the mean (1 =
+  /// balanced, as benchmarks force it; real routing with a balancing loss runs above 1). With
+  /// a capacity factor every rank's buffers hold capacity x the mean instead.
+  double load_imbalance = 1.0;
   bool router_aux_free = false;  ///< load balancing by router bias instead of an aux loss
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };

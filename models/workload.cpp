@@ -62,6 +62,12 @@ class ProgramBuilder {
     if (bytes <= 0) return;
     compute(name, ComputeKind::memory, memory_seconds(gpu_, profile_, bytes), 0);
   }
+  /// DeepEP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the all-to-all size it
+  /// replaces, for the record).
+  void moe_comm(const WorkOp::MoeTokens& moe, double bytes) {
+    comm(GroupKind::ep, CollectiveOp::alltoall, bytes);
+    program_.ops.back().moe = moe;
+  }
   void comm(GroupKind group, CollectiveOp op, double bytes) {
     WorkOp w;
     w.kind = WorkOp::Kind::comm;
@@ -143,7 +149,7 @@ class ProgramBuilder {
     w.kind = WorkOp::Kind::compute;
     w.name = name;
     w.compute = kind;
-    const double work = seconds * (1.0 + contended_);
+    const double work = seconds / profile_.sustained_efficiency * (1.0 + contended_);
     // Eager: a kernel shorter than its launch waits for the next one (launch-bound); a CUDA
     // graph replays kernels back to back.
     const double floor = graphed_ ? 0.0 : profile_.kernel_launch.s();
@@ -476,11 +482,25 @@ struct LayerEmitter {
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
     const double local_experts = static_cast<double>(e.experts) / s.ep;
-    const double capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
-    // Balanced routing: every rank receives the tokens its experts are chosen for.
-    const double routed = Tr * e.top_k * capacity;
+    // The simulated rank is the most loaded one: capacity-padded buffers, or dropless routing's
+    // imbalance (1: balanced, every rank receives the tokens its experts are chosen for).
+    const double load = moe_rank_load(e);
+    const double routed = Tr * e.top_k * load;
     const double per_expert = routed / local_experts;
-    const double a2a = Tr * e.top_k * h * kActivationBytes;
+    // The all-to-all waits for the most loaded receiver.
+    const double a2a = Tr * e.top_k * h * kActivationBytes * load;
+    // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
+    // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
+    // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
+    auto ep_comm = [&](bool combine, bool fp8) {
+      if (s.ep <= 1) return;
+      if (!software.deepep) {
+        b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+        return;
+      }
+      b.moe_comm({Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
+    };
+    const bool fp8_dispatch = low_precision(training.precision);
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
     auto shared_gemms = [&](bool bwd) {
       if (shared <= 0) return;
@@ -504,13 +524,13 @@ struct LayerEmitter {
       // The alltoall dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync) b.host_sync();
-      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      ep_comm(false, fp8_dispatch);
       cast(b, "cast", routed * h);
       b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       cast(b, "cast", routed * e.expert_ffn);
       b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
-      if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
       b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
       shared_gemms(false);
@@ -519,7 +539,7 @@ struct LayerEmitter {
     shared_gemms(true);
     b.kernels(backward_kernels(kUnpermuteKernels));
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
-    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    ep_comm(false, false);
     cast(b, "cast_grad", routed * h);
     b.gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora) b.gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
@@ -527,7 +547,7 @@ struct LayerEmitter {
     cast(b, "cast_grad", routed * gate * e.expert_ffn);
     b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
-    if (s.ep > 1) b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
+    ep_comm(true, false);
     b.kernels(backward_kernels(kPermuteKernels));
     b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     b.kernels(backward_kernels(kRouterKernels));
@@ -601,8 +621,7 @@ struct LayerEmitter {
     }
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
-      const double routed =
-          s.moe_tokens * e.top_k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
+      const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
       const double gate = s.gated ? 2.0 : 1.0;
       bytes += routed * h * a * 2 + routed * e.expert_ffn * (gate + 1) * a;
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;

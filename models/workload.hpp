@@ -47,6 +47,16 @@ struct WorkOp {
   CollectiveOp op = CollectiveOp::all_reduce;
   double bytes = 0;  ///< nccl-tests "size" of the collective
   int slot = 0;
+  /// An expert-parallel token dispatch or combine through DeepEP's normal kernels (software
+  /// `deepep`): timed by models/moe_alltoall from the EP group's shape, not run as an NCCL
+  /// all-to-all. `tokens` 0: an ordinary collective.
+  struct MoeTokens {
+    double tokens = 0;  ///< tokens per rank entering the dispatch
+    int hidden = 0, top_k = 0, experts = 0;
+    bool fp8 = false;      ///< FP8 payload (forward dispatch of a low-precision run)
+    bool combine = false;  ///< combine (and the backward of dispatch) rather than dispatch
+    friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
+  } moe;
   /// GEMMs: the shape one kernel runs (M rows after any overlap split) and how many run.
   struct GemmShape {
     double m = 0, n = 0, k = 0, batch = 1;

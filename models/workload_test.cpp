@@ -420,3 +420,32 @@ TEST_CASE("the software's attention library sets the attention kernels' time", "
   CHECK(find_op(a.stages[0].chunks[0].forward, "qkv").seconds ==
         find_op(b.stages[0].chunks[0].forward, "qkv").seconds);
 }
+
+TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls grow with it",
+          "[workload]") {
+  // mixtral is dropless (capacity factor 0): the simulated rank is the most loaded one.
+  Case c = make_case("mixtral-8x7b", 1, 1, 8, 8);
+  c.training.seq_len = 4096;
+  c.plan.ep = 8;
+  const Workload balanced = build(c);
+  c.model.moe->load_imbalance = 1.5;
+  const Workload skewed = build(c);
+  const PassProgram& b = balanced.stages[0].chunks[0].forward;
+  const PassProgram& s = skewed.stages[0].chunks[0].forward;
+  CHECK(find_op(s, "expert_fc1").flops == Approx(1.5 * find_op(b, "expert_fc1").flops));
+  CHECK(find_op(s, "expert_fc2").flops == Approx(1.5 * find_op(b, "expert_fc2").flops));
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    if (is_collective(s.ops[i])) CHECK(s.ops[i].bytes == Approx(1.5 * b.ops[i].bytes));
+  }
+  // The router and attention see every token of the rank, balanced or not.
+  CHECK(find_op(s, "router").flops == find_op(b, "router").flops);
+  // With a capacity factor the buffers hold capacity x the mean whatever the routing.
+  c.model.moe->capacity_factor = 1.25;
+  const Workload capped = build(c);
+  c.model.moe->load_imbalance = 1.0;
+  const Workload capped_balanced = build(c);
+  CHECK(find_op(capped.stages[0].chunks[0].forward, "expert_fc1").flops ==
+        find_op(capped_balanced.stages[0].chunks[0].forward, "expert_fc1").flops);
+  CHECK(find_op(capped.stages[0].chunks[0].forward, "expert_fc1").flops ==
+        Approx(1.25 * find_op(b, "expert_fc1").flops));
+}

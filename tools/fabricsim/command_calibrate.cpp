@@ -7,15 +7,19 @@
 #include <ostream>
 #include <tuple>
 
+#include "api/run_calibration.hpp"
+#include "api/trace_calibration.hpp"
 #include "api/training_run.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/kineto_trace.hpp"
 #include "calibration/measurement_limits.hpp"
 #include "calibration/profile_fit.hpp"
 #include "models/compute_model.hpp"
 #include "models/system.hpp"
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
+#include "sim/unit_parse.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
@@ -64,6 +68,27 @@ class CalibrateCommand final : public Command {
     shapes_->add_option("scenario", scenario_file_, "Scenario JSON (default: the embedded one)");
     scenario_options_.add_to(*shapes_);
     shapes_->add_option("--output,-o", output_, "Write the shape list here (default: stdout)");
+    run_ = app_->add_subcommand(
+        "run",
+        "Fit the sustained kernel efficiency of a GPU and software stack to one measured run "
+        "and write it into a profile (every prediction that loads the profile uses it)");
+    run_->add_option("scenario", run_file_, "Scenario JSON of the measured run")->required();
+    run_options_.add_to(*run_);
+    run_->add_option("--measured", measured_,
+                     "What the run measured, METRIC=VALUE: step_time_s, tokens_per_s_per_gpu, "
+                     "tflops_per_gpu, hw_tflops_per_gpu, mfu or hfu (fractions 0-1)")
+        ->required();
+    run_->add_option("--output,-o", output_, "Profile to write")->required();
+    trace_ = app_->add_subcommand(
+        "trace",
+        "Read a PyTorch profiler (Kineto) trace: GPU time per kernel class and step; with a "
+        "scenario, fit the GEMM, attention and memory-bound efficiencies to it");
+    trace_->add_option("trace", trace_file_, "Trace JSON as torch.profiler exports it")->required();
+    trace_->add_option("--scenario", trace_scenario_,
+                       "Scenario of the traced run (rank 0 runs its stage 0)");
+    trace_options_.add_to(*trace_);
+    trace_->add_option("--output,-o", trace_output_, "Profile to write (needs --scenario)");
+    trace_->add_flag("--json", trace_json_, "Print the breakdown (and fit) as JSON");
     builtin_ = app_->add_subcommand(
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
@@ -76,6 +101,8 @@ class CalibrateCommand final : public Command {
   int run(std::ostream& out, std::ostream&) override {
     if (builtin_->parsed()) return run_builtin(out);
     if (shapes_->parsed()) return run_shapes(out);
+    if (run_->parsed()) return run_run(out);
+    if (trace_->parsed()) return run_trace(out);
     return run_fit(out);
   }
 
@@ -221,6 +248,129 @@ class CalibrateCommand final : public Command {
   }
 
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
+  /// `calibrate trace`: a trace's kernel classes, and with a scenario the fit of their parameters.
+  int run_trace(std::ostream& out) {
+    if (!trace_output_.empty() && trace_scenario_.empty()) {
+      throw sim::InputError(kCommandLine, "--output", "writing a profile needs --scenario");
+    }
+    const calibration::KinetoTrace t = calibration::load_kineto_trace(trace_file_);
+    nlohmann::json j = {{"trace", t.file},
+                        {"gpu", t.gpu_name},
+                        {"steps", t.steps},
+                        {"window_s", t.window_s},
+                        {"gpu_busy", t.gpu_busy}};
+    out << (trace_json_
+                ? ""
+                : fmt::format("{}: {} steps on {}, GPU busy {:.1f}% of {:.3f} s\n", t.file, t.steps,
+                              t.gpu_name.empty() ? "?" : t.gpu_name, 100 * t.gpu_busy, t.window_s));
+    for (const calibration::KernelClass k : calibration::kKernelClasses) {
+      const size_t i = static_cast<size_t>(k);
+      j["per_step_s"][std::string(to_string(k))] = t.per_step.seconds[i];
+      j["kernels"][std::string(to_string(k))] = t.total.kernels[i];
+      if (!trace_json_) {
+        out << fmt::format("  {:<14} {:>10.3f} ms per step  {:>7} kernels\n", to_string(k),
+                           1e3 * t.per_step.seconds[i], t.total.kernels[i]);
+      }
+    }
+    if (!trace_scenario_.empty()) {
+      const api::Scenario sc = trace_options_.scenario(trace_scenario_);
+      const api::Evaluator cluster(sc);
+      const api::TraceFit fit = api::fit_to_trace(cluster, sc, t);
+      if (!fit.warning.empty()) {
+        j["warning"] = fit.warning;
+        if (!trace_json_) out << "warning: " << fit.warning << "\n";
+      }
+      if (!trace_json_) out << "fit (per step: trace, model before, model after):\n";
+      for (const api::TraceClassFit& c : fit.classes) {
+        j["fit"].push_back({{"class", std::string(to_string(c.kernel_class))},
+                            {"trace_s", c.trace_s},
+                            {"model_before_s", c.before_s},
+                            {"model_after_s", c.after_s},
+                            {"fitted", c.fitted},
+                            {"clamped", c.clamped},
+                            {"note", c.note}});
+        if (!trace_json_) {
+          out << fmt::format("  {:<14} {:>10.3f} {:>10.3f} {:>10.3f} ms  {}\n",
+                             to_string(c.kernel_class), 1e3 * c.trace_s, 1e3 * c.before_s,
+                             1e3 * c.after_s, c.fitted ? c.note : "not fitted: " + c.note);
+        }
+      }
+      const models::ComputeProfile& c = fit.compute;
+      j["fitted"] = {{"gemm_max_efficiency", c.gemm_for(sc.training.precision).max_efficiency},
+                     {"attention_forward_efficiency", c.attention_forward_efficiency},
+                     {"attention_backward_efficiency", c.attention_backward_efficiency},
+                     {"memory_efficiency", c.memory_efficiency}};
+      if (!trace_output_.empty()) {
+        calibration::CalibrationProfile profile = cluster.profile();
+        profile.compute = fit.compute;
+        profile.created = today();
+        calibration::Provenance prov;
+        prov.file = trace_file_;
+        prov.format = "kineto_trace";
+        prov.gpu_name = t.gpu_name;
+        prov.date = profile.created;
+        prov.notes =
+            fmt::format("calibrate trace: {} steps, scenario {}", t.steps, trace_scenario_);
+        profile.provenance.push_back(prov);
+        profile.notes.push_back(prov.notes);
+        write_json(trace_output_, calibration::profile_to_json(profile));
+        if (!trace_json_) out << "wrote " << trace_output_ << "\n";
+      }
+    }
+    if (trace_json_) out << j.dump(2) << "\n";
+    return 0;
+  }
+
+  /// `calibrate run`: the run's scenario and measurement in, a profile naming the run out.
+  int run_run(std::ostream& out) {
+    const auto eq = measured_.find('=');
+    const std::optional<api::RunMetric> metric =
+        eq == std::string::npos ? std::nullopt : api::parse_run_metric(measured_.substr(0, eq));
+    if (!metric) {
+      throw sim::InputError(kCommandLine, "--measured",
+                            fmt::format("expected METRIC=VALUE with METRIC one of step_time_s, "
+                                        "tokens_per_s_per_gpu, tflops_per_gpu, "
+                                        "hw_tflops_per_gpu, mfu, hfu; got '{}'",
+                                        measured_));
+    }
+    double value = 0;
+    try {
+      value = sim::parse_number(measured_.substr(eq + 1),
+                                "a positive number in the metric's unit after '='");
+    } catch (const sim::UnitError& e) {
+      throw sim::InputError(kCommandLine, "--measured", e.what());
+    }
+    const api::Scenario sc = run_options_.scenario(run_file_);
+    const api::Evaluator cluster(sc);
+    const api::RunMeasurement m{
+        *metric, value, fmt::format("{} ({} = {:.6g})", run_file_, to_string(*metric), value)};
+    const api::RunFit fit = api::fit_sustained_efficiency(
+        cluster, sc, m, api::fidelity_of(sc.simulation.backend), "--measured");
+    calibration::CalibrationProfile profile = cluster.profile();
+    profile.compute = fit.compute;
+    profile.created = today();
+    calibration::Provenance prov;
+    prov.file = run_file_;
+    prov.format = "training_run";
+    prov.date = profile.created;
+    prov.notes = fmt::format(
+        "calibrate run: {} = {:.6g} measured, {:.6g} predicted before, {:.6g} after; sustained "
+        "efficiency {:.4f}",
+        to_string(*metric), value, fit.predicted_before, fit.predicted_after,
+        fit.compute.sustained_efficiency);
+    profile.provenance.push_back(prov);
+    profile.notes.push_back(prov.notes);
+    write_json(output_, calibration::profile_to_json(profile));
+    out << fmt::format(
+        "wrote {}\n  {} measured {:.6g}, predicted {:.6g} before (sustained efficiency {:.4f}), "
+        "{:.6g} after\n  sustained efficiency {:.4f} ({} simulated steps); use it with "
+        "--calibration {}\n",
+        output_, to_string(*metric), value, fit.predicted_before,
+        cluster.profile().compute.sustained_efficiency, fit.predicted_after,
+        fit.compute.sustained_efficiency, fit.evaluations, output_);
+    return 0;
+  }
+
   int run_shapes(std::ostream& out) {
     const api::Scenario sc = scenario_options_.scenario(scenario_file_);
     const models::Workload w = api::scenario_workload(sc, api::scenario_profile(sc));
@@ -295,6 +445,13 @@ class CalibrateCommand final : public Command {
   CLI::App* fit_ = nullptr;
   CLI::App* builtin_ = nullptr;
   CLI::App* shapes_ = nullptr;
+  CLI::App* run_ = nullptr;
+  CLI::App* trace_ = nullptr;
+  std::string trace_file_, trace_scenario_, trace_output_;
+  bool trace_json_ = false;
+  ScenarioOptions trace_options_;
+  std::string run_file_, measured_;
+  ScenarioOptions run_options_;
   std::string scenario_file_;
   ScenarioOptions scenario_options_;
   std::vector<std::string> gemm_files_;

@@ -144,8 +144,17 @@ TEST_CASE("the software section picks a stack preset that explicit keys override
   CHECK(overridden.lowering.software.attention == models::AttentionKernel::cudnn);
   CHECK(overridden.plan.tp_comm_overlap);
   // An unknown framework falls back to the documented default.
-  CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
+  CHECK(read(scenario_doc({"/software={\"framework\": \"meta-internal\"}"})).lowering.software.id ==
         "default");
+  // The MoE dispatcher overrides the preset's.
+  CHECK(read(scenario_doc({"/software={\"framework\": \"nemo\", \"moe_dispatcher\": \"deepep\"}"}))
+            .lowering.software.deepep);
+  CHECK_FALSE(read(scenario_doc({"/software={\"framework\": \"hai-llm\", \"moe_dispatcher\": "
+                                 "\"alltoall\"}"}))
+                  .lowering.software.deepep);
+  // A framework without version or date: its newest preset.
+  CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
+        "deepspeed-2023");
 }
 
 TEST_CASE("missing required scenario fields are named", "[scenario][bad-input]") {
