@@ -24,6 +24,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import patheffects
 except ImportError:  # the ctest skips on 77
     print("fabricsim_plot: python3-matplotlib is not installed", file=sys.stderr)
     sys.exit(77)
@@ -177,8 +178,10 @@ def plot_sweep(doc, prefix, x=None, y=None, metric="tokens_per_s_per_gpu"):
     for j, cy in enumerate(ys):
         for i, cx in enumerate(xs):
             v = cells.get((cx, cy))
-            ax.annotate("infeasible" if v is None else f"{v:.3g}", (i, j), ha="center",
-                        va="center", fontsize=7, color="white" if v is None else "black")
+            text = ax.annotate("infeasible" if v is None else (f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"), (i, j), ha="center",
+                               va="center", fontsize=7, color="black")
+            # Readable on the dark and the light end of the colour map alike.
+            text.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white")])
     ax.set_xticks(range(len(xs)), [label(json.loads(v)) for v in xs], rotation=30, ha="right")
     ax.set_yticks(range(len(ys)), [label(json.loads(v)) for v in ys])
     ax.set_xlabel(x)
