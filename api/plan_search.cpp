@@ -51,6 +51,8 @@ void rank(std::vector<PlanResult>& results) {
   });
 }
 
+}  // namespace
+
 std::string plan_label(const models::ParallelPlan& p) {
   std::string out = fmt::format("TP{} PP{} DP{} CP{}", p.tp, p.pp, p.dp, p.cp);
   if (p.ep > 1) out += fmt::format(" EP{}", p.ep);
@@ -58,8 +60,6 @@ std::string plan_label(const models::ParallelPlan& p) {
   out += fmt::format(" mb{} zero{} {}", p.micro_batch, p.zero, models::to_string(p.recompute));
   return out;
 }
-
-}  // namespace
 
 ScenarioEvaluator::ScenarioEvaluator(const Scenario& scenario)
     : scenario_(scenario), evaluator_(scenario) {}

@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <map>
 
+#include "api/cluster_sizing.hpp"
 #include "api/evaluator.hpp"
+#include "api/plan_search.hpp"
 #include "api/scenario.hpp"
 #include "api/training_run.hpp"
 #include "sim/input_error.hpp"
+#include "topologies/describe.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -97,6 +100,8 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
   if (auto b = r.optional("strong_global_batch")) {
     study.strong_global_batch = b->as_positive_int32();
   }
+  if (auto v = r.optional("replan")) study.replan = v->as_bool();
+  if (auto v = r.optional("tokens")) study.tokens = v->as_positive_number();
   r.finish();
   return study;
 }
@@ -132,12 +137,57 @@ ScalingRow infeasible_row(ScalingRow row, std::string reason) {
 
 }  // namespace
 
+namespace {
+
+/// The plan search's view of the scenario at one size: its plan sizes dropped (searched).
+Scenario search_base(nlohmann::json doc, const std::string& source) {
+  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
+    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
+      doc["parallelism"].erase(key);
+  }
+  return read_scenario(sim::JsonDocument(doc, source).root(), false);
+}
+
+/// With replan: the best plan of `variant` at its size, or why there is none.
+std::optional<std::string> replan(Scenario& variant, const ScalingStudy& study) {
+  SearchOptions o;  // as `size` searches: analytical ranking, bounded
+  o.top = 0;
+  o.keep = 4;
+  o.variant_shapes = 0;
+  o.threads = study.threads;
+  const PlanSearch search = search_plans(variant, sizing_constraints(), o);
+  if (search.ranked.empty()) {
+    std::string why;
+    for (const auto& [reason, count] : search.rejected)
+      why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, to_string(reason));
+    return fmt::format("no plan fits ({})", why.empty() ? "none allowed" : why);
+  }
+  variant.plan = search.ranked.front().plan;
+  return std::nullopt;
+}
+
+/// Rental price and capital of the row's cluster, where the price table has them.
+void price_row(ScalingRow& row, const Scenario& variant, const models::PriceTable& prices) {
+  const auto price = prices.systems.find(row.preset);
+  if (price == prices.systems.end()) return;
+  row.gpu_hour_usd = price->second.gpu_hour_usd;
+  const topologies::ClusterSpec& cluster = variant.cluster;
+  const models::FabricCount fabric =
+      models::count_fabric(topologies::summarize(*variant.topology),
+                           cluster.scale_out ? cluster.scale_out->nic_bandwidth.gbytes_per_s() : 0);
+  row.capital_usd =
+      models::cluster_cost(prices, row.preset, row.gpus, fabric, 0, variant.source).capital_usd;
+}
+
+}  // namespace
+
 std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const std::string& source,
                                           const ScalingStudy& study,
                                           const std::function<void(const ScalingRow&)>& on_row) {
-  // The scenario as given fixes the plan family and the batch per replica; any error in it is
-  // the user's to fix, not a property of one size.
-  const Scenario given = read_scenario(sim::JsonDocument(scenario, source).root());
+  // The scenario as given fixes the plan family and the batch per replica (with replan: the
+  // batch per GPU); any error in it is the user's to fix, not a property of one size.
+  const Scenario given = study.replan ? search_base(scenario, source)
+                                      : read_scenario(sim::JsonDocument(scenario, source).root());
   const models::ParallelPlan& plan = given.plan;
   const int model_parallel = plan.tp * plan.pp * plan.cp;
   const int per_replica = given.training.global_batch / plan.dp;
@@ -159,14 +209,27 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         row.mode = mode;
         row.gpus = n;
         row.dp = n / model_parallel;
-        row.global_batch = mode == ScalingMode::weak ? per_replica * row.dp : strong_batch;
+        const int64_t weak_batch = study.replan
+                                       ? int64_t{given.training.global_batch} * n / given.gpus
+                                       : int64_t{per_replica} * row.dp;
+        row.global_batch = mode == ScalingMode::weak
+                               ? static_cast<int>(std::min<int64_t>(weak_batch, INT32_MAX))
+                               : strong_batch;
+        row.batch_tokens = static_cast<double>(row.global_batch) * given.training.seq_len;
         auto emit = [&](ScalingRow r) {
           on_row(r);
           rows.push_back(std::move(r));
         };
-        if (n % model_parallel != 0) {
+        if (!study.replan && n % model_parallel != 0) {
           emit(infeasible_row(
               row, fmt::format("tp x pp x cp = {} does not divide {} GPUs", model_parallel, n)));
+          continue;
+        }
+        if (study.replan && mode == ScalingMode::weak &&
+            int64_t{given.training.global_batch} * n % given.gpus != 0) {
+          emit(infeasible_row(row, fmt::format("the batch per GPU ({} sequences on {} GPUs) "
+                                               "makes no whole batch at {} GPUs",
+                                               given.training.global_batch, given.gpus, n)));
           continue;
         }
         // The scenario at this system and size: its own fabric overrides on that preset (what
@@ -190,8 +253,18 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
           emit(infeasible_row(row, e.message()));
           continue;
         }
-        variant.plan.dp = row.dp;
         variant.training.global_batch = row.global_batch;
+        if (study.replan) {
+          if (const auto why = replan(variant, study)) {
+            emit(infeasible_row(row, *why));
+            continue;
+          }
+          row.plan = variant.plan;
+          row.dp = variant.plan.dp;
+          price_row(row, variant, study.prices);
+        } else {
+          variant.plan.dp = row.dp;
+        }
         const Evaluator evaluator(variant);
         const PreparedPlan prepared = evaluator.prepare(variant);
         const StepEvaluation e =
@@ -207,6 +280,9 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         row.model_tflops_per_gpu = m.model_tflops_per_gpu;
         row.mfu = m.mfu;
         row.simulate_wall_s = e.simulate_wall_s;
+        if (study.tokens > 0) {
+          row.days_to_train = study.tokens / (m.tokens_per_s_per_gpu * n) / 86400;
+        }
         const Components parts = components_of(*e.step);
         const double sequences_per_gpu = static_cast<double>(row.global_batch) / n;
         if (i == 0) {
@@ -236,6 +312,11 @@ nlohmann::json scaling_row_json(const ScalingRow& row) {
       {"system", row.system}, {"mode", to_string(row.mode)},      {"gpus", row.gpus},
       {"dp", row.dp},         {"global_batch", row.global_batch}, {"feasible", row.feasible}};
   if (row.preset != row.system) j["preset"] = row.preset;
+  if (row.plan) {
+    j["plan"] = plan_label(*row.plan);
+    j["parallelism"] = plan_to_json(*row.plan);
+  }
+  if (row.batch_tokens > kLargestPublishedBatchTokens) j["batch_above_published"] = true;
   if (!row.feasible) {
     j["reason"] = row.reason;
     return j;
@@ -250,6 +331,11 @@ nlohmann::json scaling_row_json(const ScalingRow& row) {
     losses[l.component] = l.points;
   if (row.efficiency) j["efficiency_lost_to"] = losses;
   j["simulate_wall_s"] = row.simulate_wall_s;
+  if (row.days_to_train) j["days_to_train"] = *row.days_to_train;
+  if (row.plan) {
+    j["gpu_hour_usd"] = row.gpu_hour_usd ? nlohmann::json(*row.gpu_hour_usd) : nullptr;
+    j["capital_usd"] = row.capital_usd ? nlohmann::json(*row.capital_usd) : nullptr;
+  }
   return j;
 }
 
@@ -292,6 +378,131 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
                           first_miss->losses.empty() ? "?" : first_miss->losses.front().component);
     }
     out += line + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+/// Each value of `key` over `entries` divided by the largest (null where a value is missing).
+void add_relative(nlohmann::json& entries, const char* key, const char* relative) {
+  double best = 0;
+  for (const nlohmann::json& e : entries)
+    if (e[key].is_number()) best = std::max(best, e[key].get<double>());
+  for (nlohmann::json& e : entries) {
+    e[relative] = e[key].is_number() && best > 0 ? nlohmann::json(e[key].get<double>() / best)
+                                                 : nlohmann::json(nullptr);
+  }
+}
+
+}  // namespace
+
+nlohmann::json scaling_comparison_json(const std::vector<ScalingRow>& rows) {
+  std::vector<std::string> systems;
+  std::vector<ScalingMode> modes;
+  for (const ScalingRow& r : rows) {
+    if (std::find(systems.begin(), systems.end(), r.system) == systems.end())
+      systems.push_back(r.system);
+    if (std::find(modes.begin(), modes.end(), r.mode) == modes.end()) modes.push_back(r.mode);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  if (systems.size() < 2) return out;
+  for (ScalingMode mode : modes) {
+    // The largest size every system ran: per GPU and per dollar then compare like with like.
+    std::map<int, std::vector<const ScalingRow*>> by_size;
+    for (const ScalingRow& r : rows)
+      if (r.mode == mode && r.feasible) by_size[r.gpus].push_back(&r);
+    const ScalingRow* const* chosen = nullptr;
+    int gpus = 0;
+    for (const auto& [n, at] : by_size) {
+      if (at.size() == systems.size()) {
+        chosen = at.data();
+        gpus = n;
+      }
+    }
+    nlohmann::json entry = {{"mode", to_string(mode)}};
+    if (chosen == nullptr) {
+      entry["gpus"] = nullptr;
+      out.push_back(entry);
+      continue;
+    }
+    entry["gpus"] = gpus;
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t s = 0; s < systems.size(); ++s) {
+      const ScalingRow& r = *chosen[s];
+      nlohmann::json e = {{"system", r.system},
+                          {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+                          {"tokens_per_usd_rental", nullptr},
+                          {"tokens_per_s_per_musd_capital", nullptr}};
+      if (r.plan) e["plan"] = plan_label(*r.plan);
+      if (r.gpu_hour_usd)
+        e["tokens_per_usd_rental"] = r.tokens_per_s_per_gpu * 3600 / *r.gpu_hour_usd;
+      if (r.capital_usd) {
+        e["tokens_per_s_per_musd_capital"] =
+            r.tokens_per_s_per_gpu * r.gpus / (*r.capital_usd / 1e6);
+      }
+      list.push_back(e);
+    }
+    add_relative(list, "tokens_per_s_per_gpu", "relative_throughput");
+    add_relative(list, "tokens_per_usd_rental", "relative_rental");
+    add_relative(list, "tokens_per_s_per_musd_capital", "relative_capital");
+    entry["systems"] = list;
+    out.push_back(entry);
+  }
+  return out;
+}
+
+std::string scaling_comparison_text(const nlohmann::json& comparison) {
+  std::string out;
+  auto cell = [](const nlohmann::json& value, const nlohmann::json& relative, double scale,
+                 const char* format) {
+    if (!value.is_number()) return fmt::format("{:>18}", "-");
+    return fmt::format("{:>11} {:>5.1f}%",
+                       fmt::format(fmt::runtime(format), value.get<double>() * scale),
+                       100 * relative.get<double>());
+  };
+  for (const nlohmann::json& entry : comparison) {
+    if (entry["gpus"].is_null()) {
+      out += fmt::format("systems compared, {} scaling: no GPU count every system ran\n",
+                         entry["mode"].get<std::string>());
+      continue;
+    }
+    out += fmt::format(
+        "systems compared, {} scaling at {} GPUs (the largest size every system ran; % of the "
+        "best):\n  {:<22} {:>18} {:>18} {:>18}  {}\n",
+        entry["mode"].get<std::string>(), entry["gpus"].get<int>(), "system", "tok/s/GPU",
+        "Mtok per $ rent", "tok/s per $M cap.", "plan");
+    for (const nlohmann::json& e : entry["systems"]) {
+      out +=
+          fmt::format("  {:<22} {} {} {}  {}\n", e["system"].get<std::string>(),
+                      cell(e["tokens_per_s_per_gpu"], e["relative_throughput"], 1, "{:.0f}"),
+                      cell(e["tokens_per_usd_rental"], e["relative_rental"], 1e-6, "{:.2f}"),
+                      cell(e["tokens_per_s_per_musd_capital"], e["relative_capital"], 1, "{:.0f}"),
+                      e.value("plan", ""));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows) {
+  std::vector<std::string> out;
+  std::map<std::pair<std::string, int>, const ScalingRow*> first;
+  std::vector<std::pair<std::string, int>> order;
+  for (const ScalingRow& r : rows) {
+    const auto key = std::pair{r.system, static_cast<int>(r.mode)};
+    if (r.batch_tokens > kLargestPublishedBatchTokens && !first.contains(key)) {
+      first[key] = &r;
+      order.push_back(key);
+    }
+  }
+  for (const auto& key : order) {
+    const ScalingRow& r = *first[key];
+    out.push_back(fmt::format(
+        "warning: {} {} scaling: from {} GPUs the global batch ({} sequences, {:.1f}M tokens) "
+        "is above the largest published for a dense model (Llama 3 405B: {:.1f}M tokens); "
+        "throughput there says nothing about convergence",
+        r.system, to_string(r.mode), r.gpus, r.global_batch, r.batch_tokens / 1e6,
+        kLargestPublishedBatchTokens / 1e6));
   }
   return out;
 }

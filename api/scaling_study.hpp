@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "models/cost_model.hpp"
+#include "models/parallel_plan.hpp"
 #include "sim/json_reader.hpp"
 
 namespace fabricsim::api {
@@ -31,7 +33,19 @@ struct ScalingStudy {
   std::vector<int> gpus;  ///< ascending; the first is the baseline
   std::vector<ScalingMode> modes;
   int strong_global_batch = 0;  ///< 0 = the scenario's global batch
+  /// Search the best plan at every size (the plan search with `size`'s constraints) instead of
+  /// keeping the scenario's plan family; weak scaling then keeps the batch per GPU.
+  bool replan = false;
+  double tokens = 0;  ///< token budget: rows carry the days to train it (0: none)
+  int threads = 1;    ///< plan-search threads (0: every core); not part of the scenario
+  models::PriceTable prices = models::default_prices();  ///< for the per-dollar comparison
 };
+
+/// A global batch above this many tokens is larger than any published for a dense model: Llama 3
+/// 405B's final 16M tokens (2,048 sequences of 8,192; Dubey et al., "The Llama 3 Herd of
+/// Models", arXiv:2407.21783, section 3.4.1). Weak scaling that passes it studies batches nobody
+/// trains with (their convergence per token is worse, which throughput does not show).
+inline constexpr double kLargestPublishedBatchTokens = 2048.0 * 8192;
 
 /// The GPU counts 8, 16, 32, 64, then powers of two up to `max_gpus` (inclusive, if it is one).
 std::vector<int> default_gpu_counts(int max_gpus);
@@ -47,8 +61,13 @@ struct ScalingLoss {
 };
 
 struct ScalingRow {
-  std::string system;  ///< a preset, or the scenario file named in the study
-  std::string preset;  ///< the system preset (that of the file for a file)
+  std::string system;                        ///< a preset, or the scenario file named in the study
+  std::string preset;                        ///< the system preset (that of the file for a file)
+  std::optional<models::ParallelPlan> plan;  ///< with replan: the plan chosen at this size
+  double batch_tokens = 0;                   ///< global batch x sequence length
+  std::optional<double> days_to_train;       ///< with a token budget, feasible rows
+  std::optional<double> gpu_hour_usd;        ///< with replan: rental price, when published
+  std::optional<double> capital_usd;         ///< with replan: systems + fabric, when published
   ScalingMode mode = ScalingMode::weak;
   int gpus = 0;
   int dp = 0;
@@ -75,5 +94,14 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
 nlohmann::json scaling_row_json(const ScalingRow& row);
 /// One line summarising, per system and mode, where scaling stays near-linear.
 std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold);
+
+/// Per mode, the systems side by side at the largest GPU count every system ran: tokens/s per
+/// GPU, tokens per dollar of rental and tokens/s per million dollars of capital, each also
+/// relative to the best system. Empty with fewer than two systems.
+nlohmann::json scaling_comparison_json(const std::vector<ScalingRow>& rows);
+std::string scaling_comparison_text(const nlohmann::json& comparison);
+
+/// One line per system and mode whose global batch passes kLargestPublishedBatchTokens.
+std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows);
 
 }  // namespace fabricsim::api

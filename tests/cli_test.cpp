@@ -363,3 +363,39 @@ TEST_CASE("cli: topology and collective take run's --set fabric overrides", "[cl
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("/system/fabric/nic_speed: unknown key"));
 }
+
+TEST_CASE("cli: run --link-trace writes the busiest links' utilisation over time", "[cli]") {
+  ScratchDir dir("link_trace");
+  const std::string file = dir.file("links.json");
+  const CliResult r = run_fabricsim(
+      {"run", "--gpus", "16", "--link-trace", file, "--link-buckets", "50", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  const nlohmann::json trace = nlohmann::json::parse(fabricsim::testing::read_file(file));
+  CHECK(trace["format"] == "fabricsim-link-trace-1");
+  CHECK(trace["buckets"] == 50);
+  CHECK(trace["step_time_s"] == report["step_time_s"]);
+  CHECK(trace["overrides"].size() == 1);
+  const nlohmann::json& links = trace["links"];
+  REQUIRE(links.size() == report["busiest_links"].size());
+  REQUIRE_FALSE(links.empty());
+  for (size_t i = 0; i < links.size(); ++i) {
+    const std::vector<double> u = links[i]["utilization"];
+    REQUIRE(u.size() == 50);
+    double sum = 0;
+    for (double x : u) {
+      CHECK(x >= 0);
+      CHECK(x <= 1 + 1e-9);  // no bucket above the usable capacity
+      sum += x;
+    }
+    // The buckets integrate the same bytes as the step's average utilisation.
+    CHECK(links[i]["link"] == report["busiest_links"][i]["link"]);
+    CHECK(sum / 50 == Approx(report["busiest_links"][i]["utilization"].get<double>()));
+  }
+  const CliResult analytical =
+      run_fabricsim({"run", "--backend", "analytical", "--link-trace", dir.file("a.json")});
+  CHECK(analytical.code == 2);
+  CHECK_THAT(analytical.err,
+             Catch::Contains("--link-trace: link utilisation over time needs the flow"));
+}

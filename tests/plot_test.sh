@@ -14,13 +14,30 @@ trap 'rm -rf "$dir"' EXIT
   --global-batch 32 --seq-len 4096 --max-micro-batch 2 --top 2 --json > "$dir/plan.json"
 "$fabricsim" compare --backend analytical --gpus 16 \
   --vary /system/fabric/nic_bandwidth=100Gbps,200Gbps --json > "$dir/compare.json"
-for kind in run:breakdown scale:scale plan:plan compare:compare; do
+"$fabricsim" run --gpus 16 --link-trace "$dir/links.json" > /dev/null
+for kind in run:breakdown scale:scale plan:plan compare:compare links:links; do
   input=${kind%%:*} what=${kind##*:}
   "$python" "$plot" "$what" "$dir/$input.json" -o "$dir/$what"
   for ext in png svg; do
     [ -s "$dir/$what.$ext" ] || { echo "FAIL: $what.$ext missing or empty"; exit 1; }
   done
 done
+# A sweep heatmap from the folder and from results.jsonl, default and chosen axes and metric.
+cat > "$dir/spec.json" <<'EOF'
+{"axes": {"/system/gpus": [8, 16], "/system/fabric/nic_bandwidth": ["100 Gbps", "400 Gbps"],
+          "/training/global_batch": [64, 128]}, "combine": "product", "fidelity": "analytical"}
+EOF
+"$fabricsim" sweep "$dir/spec.json" -o "$dir/sweep" > /dev/null
+"$python" "$plot" sweep "$dir/sweep" -o "$dir/heat"
+"$fabricsim" plot sweep "$dir/sweep/results.jsonl" -o "$dir/heat2" --x /system/gpus \
+  --y /training/global_batch --metric step_time_s --python "$python" > /dev/null
+for f in heat.png heat.svg heat2.png heat2.svg; do
+  [ -s "$dir/$f" ] || { echo "FAIL: $f missing or empty"; exit 1; }
+done
+if "$python" "$plot" sweep "$dir/sweep" -o "$dir/bad" --x /no/such 2> "$dir/err"; then
+  echo "FAIL: an unknown sweep axis was drawn"; exit 1
+fi
+grep -q "no axis /no/such" "$dir/err" || { cat "$dir/err"; exit 1; }
 # The CLI verb runs the same script.
 "$fabricsim" plot compare "$dir/compare.json" -o "$dir/verb" --python "$python"
 [ -s "$dir/verb.png" ] && [ -s "$dir/verb.svg" ] || { echo "FAIL: fabricsim plot"; exit 1; }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 
 #include "sim/input_error.hpp"
 #include "sim/unit_parse.hpp"
@@ -22,6 +23,37 @@ CLI::Validator positive_count() {
         return {};
       },
       "POSITIVE");
+}
+
+/// "15T", "2.5e12", "300B": a token count with an optional K, M, B (or G) or T suffix.
+double parse_tokens_flag(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  double scale = 1;
+  const std::string suffix = used > 0 ? text.substr(used) : "";
+  if (suffix == "K" || suffix == "k") {
+    scale = 1e3;
+  } else if (suffix == "M") {
+    scale = 1e6;
+  } else if (suffix == "B" || suffix == "G") {
+    scale = 1e9;
+  } else if (suffix == "T") {
+    scale = 1e12;
+  } else if (!suffix.empty()) {
+    used = 0;
+  }
+  if (used == 0 || !std::isfinite(value) || value <= 0) {
+    throw sim::InputError(kCommandLine, flag,
+                          fmt::format("expected a positive token count such as 15T or 2.5e12, "
+                                      "got \"{}\"",
+                                      text));
+  }
+  return value * scale;
 }
 
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text) {

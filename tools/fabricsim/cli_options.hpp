@@ -19,6 +19,8 @@ inline constexpr const char* kCommandLine = "<command line>";
 CLI::Validator positive_count();
 
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text);
+/// "15T", "2.5e12", "300B": a positive token count with an optional K, M, B (or G) or T suffix.
+double parse_tokens_flag(const std::string& flag, const std::string& text);
 models::CollectiveOp parse_op_flag(const std::string& flag, const std::string& text);
 models::Algorithm parse_algorithm_flag(const std::string& flag, const std::string& text);
 models::Protocol parse_protocol_flag(const std::string& flag, const std::string& text);

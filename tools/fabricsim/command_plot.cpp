@@ -19,11 +19,21 @@ class PlotCommand final : public Command {
  public:
   void add_to(CLI::App& app) override {
     app_ = app.add_subcommand(
-        "plot", "Draw a JSON output of scale, run, plan or compare as PNG and SVG (matplotlib)");
-    app_->add_option("kind", kind_, "scale, breakdown (run --json), plan or compare")
+        "plot",
+        "Draw a JSON output of scale, run, plan, compare or sweep as PNG and SVG (matplotlib)");
+    app_->add_option("kind", kind_,
+                     "scale, breakdown (run --json), plan, compare, sweep (sweep -o DIR) or links "
+                     "(run --link-trace)")
         ->required()
-        ->check(CLI::IsMember({"scale", "breakdown", "plan", "compare"}));
-    app_->add_option("input", input_, "The command's --json (or scale --jsonl) output")->required();
+        ->check(CLI::IsMember({"scale", "breakdown", "plan", "compare", "sweep", "links"}));
+    app_->add_option("input", input_,
+                     "The command's --json (or scale --jsonl) output; for sweep its folder or "
+                     "results.jsonl")
+        ->required();
+    app_->add_option("--x", x_, "sweep: the axis (JSON pointer) across (default: the first)");
+    app_->add_option("--y", y_, "sweep: the axis up (default: the next)");
+    app_->add_option("--metric", metric_,
+                     "sweep: the metric coloured (default tokens_per_s_per_gpu)");
     app_->add_option("-o,--output", output_, "Output prefix: PREFIX.png and PREFIX.svg")
         ->required();
     app_->add_option("--python", python_, "Python interpreter with matplotlib");
@@ -32,6 +42,14 @@ class PlotCommand final : public Command {
   int run(std::ostream& out, std::ostream& err) override {
     const std::string script = FABRICSIM_PLOT_SCRIPT;
     std::vector<std::string> args{python_, script, kind_, input_, "-o", output_};
+    for (const auto& [flag, value] :
+         {std::pair{"--x", &x_}, {"--y", &y_}, {"--metric", &metric_}}) {
+      if (value->empty()) continue;
+      if (kind_ != "sweep") {
+        throw sim::InputError(kCommandLine, flag, "only a sweep heatmap has axes and a metric");
+      }
+      args.insert(args.end(), {flag, *value});
+    }
     std::vector<char*> argv;
     for (std::string& a : args)
       argv.push_back(a.data());
@@ -55,7 +73,7 @@ class PlotCommand final : public Command {
   }
 
  private:
-  std::string kind_, input_, output_;
+  std::string kind_, input_, output_, x_, y_, metric_;
   std::string python_ = "/usr/bin/python3";
 };
 

@@ -4,10 +4,12 @@
 #include <ostream>
 
 #include "api/goodput_run.hpp"
+#include "api/link_trace.hpp"
 #include "api/training_run.hpp"
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
+#include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
 
@@ -22,6 +24,10 @@ class RunCommand final : public Command {
     options_.add_to(*app_);
     app_->add_flag("--json", json_, "Print the report as JSON");
     app_->add_option("--trace", trace_, "Write a Chrome/Perfetto trace of the step");
+    app_->add_option("--link-trace", link_trace_,
+                     "Write the busiest links' utilisation per time bucket as JSON (flow backend)");
+    app_->add_option("--link-buckets", link_buckets_, "Time buckets of --link-trace")
+        ->check(CLI::Range(1, 100000));
     app_->add_option("--days", days_,
                      "Also operate the run for this many days: failures, checkpoints, goodput "
                      "(the goodput command's report)")
@@ -34,6 +40,16 @@ class RunCommand final : public Command {
     if (!trace_.empty()) {
       trace.emplace(trace_);
       scenario.simulation.trace = true;
+    }
+    std::optional<sim::AtomicFile> link_trace;
+    if (!link_trace_.empty()) {
+      if (scenario.simulation.backend != models::Backend::flow) {
+        throw sim::InputError(kCommandLine, "--link-trace",
+                              "link utilisation over time needs the flow backend (the analytical "
+                              "one shares no links)");
+      }
+      link_trace.emplace(link_trace_);
+      scenario.simulation.trace = true;  // the rate counters come with the trace
     }
     const api::TrainingReport report = api::run_training(scenario);
     std::optional<api::GoodputReport> goodput;
@@ -51,6 +67,12 @@ class RunCommand final : public Command {
       out << record_text(options_.record(file_)) << "\n" << api::report_to_text(report);
       if (goodput) out << "\n" << api::goodput_to_text(*goodput);
     }
+    if (link_trace && report.step) {
+      nlohmann::json j = api::link_trace_json(*report.step, link_buckets_);
+      add_record(j, options_.record(file_));
+      link_trace->write(j.dump() + "\n");
+      link_trace->commit();
+    }
     if (trace && report.step) {
       trace->write(models::trace_to_json(*report.step).dump() + "\n");
       trace->commit();
@@ -62,7 +84,8 @@ class RunCommand final : public Command {
   std::string file_;
   ScenarioOptions options_;
   bool json_ = false;
-  std::string trace_;
+  std::string trace_, link_trace_;
+  int link_buckets_ = 100;
   double days_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 
+#include "api/plan_search.hpp"
 #include "api/scaling_study.hpp"
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
@@ -18,13 +19,17 @@ namespace {
 
 constexpr double kNearLinear = 0.9;
 
-std::string row_text(const api::ScalingRow& r) {
+/// A row of the table; with a token budget a days column follows the efficiency, with replan
+/// the plan chosen comes before the losses.
+std::string row_text(const api::ScalingRow& r, bool days, bool plan) {
   std::string line = fmt::format("{:>7} {:>6} {:>7}", r.gpus, r.dp, r.global_batch);
   if (!r.feasible) return line + "   infeasible: " + r.reason;
   line += fmt::format(" {:>9.3f} {:>11.0f} {:>9.1f} {:>6.1f}%", r.step_time_s,
                       r.tokens_per_s_per_gpu, r.model_tflops_per_gpu, 100 * r.mfu);
-  if (!r.efficiency) return line + "       -";
-  line += fmt::format(" {:>6.1f}%", 100 * *r.efficiency);
+  line += r.efficiency ? fmt::format(" {:>6.1f}%", 100 * *r.efficiency) : "       -";
+  if (days) line += fmt::format(" {:>8.1f}", r.days_to_train.value_or(0));
+  if (plan) line += fmt::format("  {:<34}", r.plan ? api::plan_label(*r.plan) : "");
+  if (!r.efficiency) return line;
   std::string lost;
   for (const api::ScalingLoss& l : r.losses) {
     if (l.points < 0.005) break;
@@ -58,6 +63,14 @@ class ScaleCommand final : public Command {
     app_->add_option("--strong-global-batch", strong_batch_,
                      "Global batch (sequences) held fixed in strong scaling")
         ->check(positive_count());
+    app_->add_flag("--replan", replan_,
+                   "Search the best plan at every size (as size does) instead of keeping the "
+                   "scenario's plan; weak scaling keeps the batch per GPU");
+    app_->add_option("--tokens", tokens_, "Token budget, e.g. 15T: rows carry the days to train");
+    app_->add_option("--prices", prices_file_,
+                     "Price table JSON for the per-dollar comparison (with --replan)");
+    app_->add_option("--threads", threads_, "Plan-search threads with --replan (0: every core)")
+        ->check(CLI::NonNegativeNumber);
     app_->add_flag("--json", json_, "Print rows and summary as JSON at the end");
     app_->add_option("--jsonl", jsonl_,
                      "Write each row to this new file as it finishes (JSON lines)");
@@ -68,7 +81,12 @@ class ScaleCommand final : public Command {
     ScenarioRecord record = options_.record(file_);
     apply_flags(doc, record);
     const std::string source = file_.empty() ? "<scenario>" : file_;
-    const api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(doc, source).root());
+    api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(doc, source).root());
+    study.threads = threads_;
+    if (!prices_file_.empty()) {
+      models::read_price_table(sim::load_json_file(prices_file_).root(), study.prices);
+    }
+    const bool days = study.tokens > 0;
 
     std::optional<sim::AppendFile> jsonl;
     if (!jsonl_.empty()) {
@@ -88,27 +106,41 @@ class ScaleCommand final : public Command {
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
         group = g;
-        out << fmt::format(
-            "\n{} scaling on {} ({}):\n", api::to_string(r.mode), r.system,
-            r.mode == api::ScalingMode::weak ? "batch per replica fixed" : "global batch fixed");
-        out << fmt::format("{:>7} {:>6} {:>7} {:>9} {:>11} {:>9} {:>7} {:>7}  {}\n", "GPUs", "DP",
-                           "batch", "step s", "tok/s/GPU", "TFLOP/s", "MFU", "eff.",
-                           "efficiency lost to (points)");
+        out << fmt::format("\n{} scaling on {} ({}):\n", api::to_string(r.mode), r.system,
+                           r.mode == api::ScalingMode::strong ? "global batch fixed"
+                           : study.replan                     ? "batch per GPU fixed"
+                                                              : "batch per replica fixed");
+        std::string head =
+            fmt::format("{:>7} {:>6} {:>7} {:>9} {:>11} {:>9} {:>7} {:>7}", "GPUs", "DP", "batch",
+                        "step s", "tok/s/GPU", "TFLOP/s", "MFU", "eff.");
+        if (days) head += fmt::format(" {:>8}", "days");
+        if (study.replan) head += fmt::format("  {:<34}", "plan (searched)");
+        out << head << "  efficiency lost to (points)\n";
       }
-      out << row_text(r) << std::endl;
+      out << row_text(r, days, study.replan) << std::endl;
     };
-    if (!json_) out << header(doc, source) << "# " << record_text(record) << "\n" << std::flush;
+    if (!json_)
+      out << header(doc, source, study.replan) << "# " << record_text(record) << "\n" << std::flush;
     const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
     if (jsonl) jsonl->close();
+    const std::vector<std::string> warnings = api::scaling_warnings(rows);
+    const nlohmann::json comparison =
+        study.replan ? api::scaling_comparison_json(rows) : nlohmann::json::array();
     if (json_) {
       nlohmann::json j = {{"rows", nlohmann::json::array()}};
       for (const api::ScalingRow& r : rows)
         j["rows"].push_back(api::scaling_row_json(r));
       j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+      if (study.replan) j["comparison"] = comparison;
+      if (!warnings.empty()) j["warnings"] = warnings;
       add_record(j, record);
       out << j.dump(2) << "\n";
     } else {
       out << "\n" << api::scaling_summary_text(rows, kNearLinear);
+      if (!comparison.empty()) out << "\n" << api::scaling_comparison_text(comparison);
+      if (!warnings.empty()) out << "\n";
+      for (const std::string& w : warnings)
+        out << w << "\n";
     }
     const bool any_feasible =
         std::any_of(rows.begin(), rows.end(), [](const api::ScalingRow& r) { return r.feasible; });
@@ -150,14 +182,18 @@ class ScaleCommand final : public Command {
       }
     }
     if (strong_batch_ > 0) set("strong_global_batch", strong_batch_);
+    if (replan_) set("replan", true);
+    if (!tokens_.empty()) set("tokens", parse_tokens_flag("--tokens", tokens_));
   }
 
-  static std::string header(const nlohmann::json& doc, const std::string& source) {
+  static std::string header(const nlohmann::json& doc, const std::string& source, bool replan) {
     const nlohmann::json& p = doc.value("parallelism", nlohmann::json::object());
     const nlohmann::json& t = doc.value("training", nlohmann::json::object());
-    return fmt::format("# fabricsim scale: {} | {} | plan {} (DP takes the rest) | training {}\n",
-                       source, doc.value("model", nlohmann::json::object()).dump(), p.dump(),
-                       t.dump());
+    const std::string plan = replan ? "searched at every size (ZeRO-1, selective or full "
+                                      "recomputation, micro-batch up to 2, as size searches)"
+                                    : p.dump() + " (DP takes the rest)";
+    return fmt::format("# fabricsim scale: {} | {} | plan {} | training {}\n", source,
+                       doc.value("model", nlohmann::json::object()).dump(), plan, t.dump());
   }
 
   std::string file_;
@@ -167,6 +203,9 @@ class ScaleCommand final : public Command {
   int max_gpus_ = 0;
   std::string mode_;
   int strong_batch_ = 0;
+  bool replan_ = false;
+  std::string tokens_, prices_file_;
+  int threads_ = 1;
   bool json_ = false;
   std::string jsonl_;
 };

@@ -13,37 +13,6 @@
 namespace fabricsim::tools {
 namespace {
 
-/// "15T", "2.5e12", "300B": a token count with an optional K, M, B (or G) or T suffix.
-double parse_tokens_flag(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  double scale = 1;
-  const std::string suffix = used > 0 ? text.substr(used) : "";
-  if (suffix == "K" || suffix == "k") {
-    scale = 1e3;
-  } else if (suffix == "M") {
-    scale = 1e6;
-  } else if (suffix == "B" || suffix == "G") {
-    scale = 1e9;
-  } else if (suffix == "T") {
-    scale = 1e12;
-  } else if (!suffix.empty()) {
-    used = 0;
-  }
-  if (used == 0 || !std::isfinite(value) || value <= 0) {
-    throw sim::InputError(kCommandLine, "--tokens",
-                          fmt::format("expected a positive token count such as 15T or 2.5e12, "
-                                      "got \"{}\"",
-                                      text));
-  }
-  return value * scale;
-}
-
 class SizeCommand final : public Command {
  public:
   void add_to(CLI::App& app) override {
@@ -74,7 +43,7 @@ class SizeCommand final : public Command {
     if (request.systems.empty()) {
       request.systems = {"dgx-h100", "dgx-b200", "gb200-nvl72", "gb300-nvl72", "vr-nvl72"};
     }
-    request.tokens = parse_tokens_flag(tokens_);
+    request.tokens = parse_tokens_flag("--tokens", tokens_);
     if (days_ != 0) request.days = days_;
     if (options_.gpus() > 0) request.gpus = options_.gpus();
     models::PriceTable prices = models::default_prices();

@@ -5,12 +5,18 @@
     fabricsim_plot.py breakdown RUN.json                -o PREFIX   step time by component, per stage
     fabricsim_plot.py plan      PLAN.json               -o PREFIX   plan search: throughput vs memory
     fabricsim_plot.py compare   COMPARE.json            -o PREFIX   what-ifs against the baseline
+    fabricsim_plot.py sweep     DIR|results.jsonl       -o PREFIX   heatmap of a metric over two axes
+                      [--x POINTER] [--y POINTER] [--metric KEY]
+    fabricsim_plot.py links     LINKS.json              -o PREFIX   link utilisation over time
+                                                                    (run --link-trace)
 
 Each writes PREFIX.png and PREFIX.svg. The inputs are the --json (or scale --jsonl) outputs of the
 fabricsim commands of the same names (docs/formats.md). Exits 77 when matplotlib is missing.
 """
 import argparse
 import json
+import math
+import os
 import sys
 
 try:
@@ -18,6 +24,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib import patheffects
 except ImportError:  # the ctest skips on 77
     print("fabricsim_plot: python3-matplotlib is not installed", file=sys.stderr)
     sys.exit(77)
@@ -119,17 +126,112 @@ def plot_compare(doc, prefix):
     save(fig, prefix)
 
 
+def load_sweep(path):
+    """The rows of a sweep's results.jsonl and its axes in spec order (from sweep.json beside it,
+    else the order of the first row's assignments)."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    results = os.path.join(path, "results.jsonl") if os.path.isdir(path) else path
+    with open(results, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    if not rows:
+        raise ValueError("no rows")
+    axes = list(rows[0]["assignments"])
+    spec = os.path.join(folder, "sweep.json")
+    if os.path.isfile(spec):
+        with open(spec, encoding="utf-8") as f:
+            axes = list(json.load(f)["sweep"]["axes"])
+    return rows, axes
+
+
+def label(value):
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def plot_sweep(doc, prefix, x=None, y=None, metric="tokens_per_s_per_gpu"):
+    rows, axes = doc
+    varied = [a for a in axes if len({json.dumps(r["assignments"][a]) for r in rows}) > 1]
+    picked = [a for a in (x, y) if a]
+    for a in picked:
+        if a not in axes:
+            raise ValueError(f"no axis {a} (axes: {', '.join(axes)})")
+    rest = [a for a in varied + axes if a not in picked]
+    picked += rest[:2 - len(picked)]
+    if len(picked) < 2:
+        raise ValueError("a heatmap needs two axes")
+    x, y = picked
+    others = [a for a in varied if a not in (x, y)]
+    # Lower is better for times, higher for everything else; a cell over other axes keeps the best.
+    lower = metric.endswith("_s") or metric.endswith("_days")
+    xs = list(dict.fromkeys(json.dumps(r["assignments"][x]) for r in rows))
+    ys = list(dict.fromkeys(json.dumps(r["assignments"][y]) for r in rows))
+    cells = {}
+    for r in rows:
+        if not r.get("feasible") or metric not in r.get("metrics", {}):
+            continue
+        key = (json.dumps(r["assignments"][x]), json.dumps(r["assignments"][y]))
+        v = r["metrics"][metric]
+        if key not in cells or (v < cells[key] if lower else v > cells[key]):
+            cells[key] = v
+    grid = [[cells.get((cx, cy), math.nan) for cx in xs] for cy in ys]
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(xs) + 3), max(3.5, 0.5 * len(ys) + 2)))
+    image = ax.imshow(grid, cmap="viridis_r" if lower else "viridis", aspect="auto", origin="lower")
+    for j, cy in enumerate(ys):
+        for i, cx in enumerate(xs):
+            v = cells.get((cx, cy))
+            text = ax.annotate("infeasible" if v is None else (f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"), (i, j), ha="center",
+                               va="center", fontsize=7, color="black")
+            # Readable on the dark and the light end of the colour map alike.
+            text.set_path_effects([patheffects.withStroke(linewidth=2, foreground="white")])
+    ax.set_xticks(range(len(xs)), [label(json.loads(v)) for v in xs], rotation=30, ha="right")
+    ax.set_yticks(range(len(ys)), [label(json.loads(v)) for v in ys])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    fig.colorbar(image, ax=ax, label=metric)
+    title = metric + (f" (best over {', '.join(others)})" if others else "")
+    ax.set_title(title, fontsize=9)
+    save(fig, prefix)
+
+
+def plot_links(doc, prefix):
+    if doc.get("format") != "fabricsim-link-trace-1":
+        raise ValueError("no fabricsim-link-trace-1 format")
+    fig, ax = plt.subplots(figsize=(9, 4))
+    width = doc["bucket_s"]
+    for link in doc["links"]:
+        u = link["utilization"]
+        ax.step([width * i for i in range(len(u) + 1)], [100 * v for v in u] + [100 * u[-1]],
+                where="post", lw=1, label=f"{link['link']} ({link['usable_GBps']:.0f} GB/s)")
+    ax.set_xlim(0, doc["step_time_s"])
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("time in the step (s)")
+    ax.set_ylabel("utilisation (% of usable)")
+    ax.set_title(f"busiest links, {doc['buckets']} buckets of {1e3 * width:.3g} ms")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    save(fig, prefix)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["scale", "breakdown", "plan", "compare"])
+    parser.add_argument("kind", choices=["scale", "breakdown", "plan", "compare", "sweep", "links"])
     parser.add_argument("input", help="fabricsim --json (or scale --jsonl) output")
     parser.add_argument("-o", "--output", required=True, help="output prefix (.png and .svg)")
+    parser.add_argument("--x", help="sweep: the axis (JSON pointer) across (default: the first)")
+    parser.add_argument("--y", help="sweep: the axis up (default: the next)")
+    parser.add_argument("--metric", default="tokens_per_s_per_gpu",
+                        help="sweep: the metrics key coloured (default tokens_per_s_per_gpu)")
     args = parser.parse_args()
     plotters = {"scale": plot_scale, "breakdown": plot_breakdown, "plan": plot_plan,
-                "compare": plot_compare}
+                "compare": plot_compare, "links": plot_links}
     try:
-        plotters[args.kind](load(args.input), args.output)
-    except (KeyError, TypeError, ValueError) as e:
+        if args.kind == "sweep":
+            plot_sweep(load_sweep(args.input), args.output, args.x, args.y, args.metric)
+        else:
+            plotters[args.kind](load(args.input), args.output)
+    except OSError as e:
+        print(f"fabricsim_plot: {e}", file=sys.stderr)
+        sys.exit(2)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
         print(f"fabricsim_plot: {args.input}: not a fabricsim {args.kind} output ({e})",
               file=sys.stderr)
         sys.exit(2)
