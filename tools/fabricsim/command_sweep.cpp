@@ -15,6 +15,7 @@
 #include "api/sweep_runner.hpp"
 #include "api/sweep_spec.hpp"
 #include "sim/input_error.hpp"
+#include "tools/fabricsim/cli.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/sweep_ranks.hpp"
@@ -157,10 +158,6 @@ class SweepCommand final : public Command {
     int64_t feasible = 0;
   };
 
-  static int exit_code(const std::exception& e) {
-    return dynamic_cast<const sim::InputError*>(&e) != nullptr ? 2 : 1;
-  }
-
   /// The points of `todo` rank `rank` of `size` evaluates: every size-th, so that each rank gets
   /// a mix of the sweep's cheap and dear corners.
   static std::vector<int64_t> share(const std::vector<int64_t>& todo, int rank, int size) {
@@ -191,8 +188,9 @@ class SweepCommand final : public Command {
     };
     auto fail = [&](const std::exception& e) {
       std::lock_guard<std::mutex> lock(recording);
-      err << "fabricsim: " << e.what() << std::endl;
-      ranks.abort(exit_code(e));
+      const CliError error = cli_error(e);
+      err << "fabricsim: " << error.message << std::endl;
+      ranks.abort(error.code);
     };
     std::thread receiver([&] {
       try {
@@ -226,8 +224,9 @@ class SweepCommand final : public Command {
                      });
       ranks.finish();
     } catch (const std::exception& e) {
-      err << fmt::format("fabricsim: rank {}: {}", ranks.rank(), e.what()) << std::endl;
-      ranks.abort(exit_code(e));
+      const CliError error = cli_error(e);
+      err << fmt::format("fabricsim: rank {}: {}", ranks.rank(), error.message) << std::endl;
+      ranks.abort(error.code);
     }
     return 0;
   }
