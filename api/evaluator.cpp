@@ -40,6 +40,15 @@ void check_not_saturated(const Scenario& s, const models::StepResult& step) {
                             "calibration profile is"));
 }
 
+std::string describe_calibration(const Scenario& s, const models::ComputeProfile& compute) {
+  std::string source = s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
+  if (!compute.sustained_source.empty()) {
+    source += fmt::format(", sustained efficiency {:.3f} from {}", compute.sustained_efficiency,
+                          compute.sustained_source);
+  }
+  return source;
+}
+
 }  // namespace
 
 struct Evaluator::State {
@@ -85,8 +94,12 @@ Evaluator::Evaluator(const Scenario& s) : state_(std::make_unique<State>()) {
           ? s.topology
           : std::make_shared<const topologies::Topology>(topologies::build_cluster(s.cluster));
   state_->profile = calibration::profile_for(s.system, gpu, s.calibration);
-  state_->calibration_source =
-      s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
+  state_->calibration_source = describe_calibration(s, state_->profile.compute);
+}
+
+Evaluator::Evaluator(const Scenario& s, const models::ComputeProfile& compute) : Evaluator(s) {
+  state_->profile.compute = compute;
+  state_->calibration_source = describe_calibration(s, compute);
 }
 
 Evaluator::~Evaluator() = default;
@@ -104,6 +117,10 @@ const std::string& Evaluator::calibration_source() const {
 }
 
 PreparedPlan Evaluator::prepare(const Scenario& s) const {
+  return prepare(s, state_->profile.compute);
+}
+
+PreparedPlan Evaluator::prepare(const Scenario& s, const models::ComputeProfile& compute) const {
   if (s.system != state_->name || s.gpus != state_->gpus) {
     throw std::invalid_argument("Evaluator::prepare: the scenario is on " + s.system + " x " +
                                 std::to_string(s.gpus) + ", the evaluator on " + state_->name +
@@ -118,8 +135,7 @@ PreparedPlan Evaluator::prepare(const Scenario& s) const {
     return p;
   }
   const topologies::GpuSpec& gpu = state_->system.gpu;
-  p.workload =
-      models::build_workload(s.model, s.plan, s.training, gpu, state_->profile.compute, s.lowering);
+  p.workload = models::build_workload(s.model, s.plan, s.training, gpu, compute, s.lowering);
   p.memory = models::memory_report(p.workload, s.plan, s.training, gpu);
   return p;
 }

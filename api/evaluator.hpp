@@ -57,6 +57,9 @@ class Evaluator {
   /// profile; the topology the scenario reader built is reused). Throws sim::InputError for an
   /// unreadable profile and topologies::SpecError for a fabric that cannot be built.
   explicit Evaluator(const Scenario& scenario);
+  /// The same cluster with `compute` in place of the calibration profile's compute part (a
+  /// run-calibrated sustained efficiency, `fabricsim validate --anchor`).
+  Evaluator(const Scenario& scenario, const models::ComputeProfile& compute);
   ~Evaluator();
   Evaluator(Evaluator&&) noexcept;
   Evaluator& operator=(Evaluator&&) noexcept;
@@ -69,6 +72,9 @@ class Evaluator {
   /// Lowers `scenario` (which must be on this cluster: same system and GPU count, else
   /// std::invalid_argument) and checks its memory.
   PreparedPlan prepare(const Scenario& scenario) const;
+  /// The same, lowered with another compute profile (a search over its parameters reuses the
+  /// cluster: `fabricsim calibrate run`).
+  PreparedPlan prepare(const Scenario& scenario, const models::ComputeProfile& compute) const;
   /// Simulates one step of a prepared plan.
   StepEvaluation evaluate(const PreparedPlan& plan, Fidelity fidelity) const;
   /// prepare + evaluate, as the report `run` prints; a plan that does not divide yields a report

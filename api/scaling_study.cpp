@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "api/evaluator.hpp"
@@ -24,6 +25,21 @@ std::vector<int> default_gpu_counts(int max_gpus) {
   return out;
 }
 
+namespace {
+
+/// The "system" section of a scenario file, its preset checked (the sizes are the study's).
+nlohmann::json system_section_of(const std::string& file) {
+  const sim::JsonDocument doc = sim::load_json_file(file);
+  const sim::JsonValue section = doc.root().as_object().required("system");
+  const sim::JsonValue preset = section.as_object().required("preset");
+  if (topologies::find_system(preset.as_string()) == nullptr) {
+    preset.fail(fmt::format("one of {}", topologies::system_names()));
+  }
+  return section.raw();
+}
+
+}  // namespace
+
 ScalingStudy read_scaling_study(const sim::JsonValue& root) {
   ScalingStudy study;
   study.modes = {ScalingMode::weak, ScalingMode::strong};
@@ -37,8 +53,13 @@ ScalingStudy read_scaling_study(const sim::JsonValue& root) {
     study.systems.clear();
     for (const sim::JsonValue& s : systems->as_array()) {
       const std::string name = s.as_string();
-      if (topologies::find_system(name) == nullptr) {
-        s.fail(fmt::format("one of {}", topologies::system_names()));
+      std::error_code ec;
+      const bool preset = topologies::find_system(name) != nullptr;
+      if (name.ends_with(".json") || (!preset && std::filesystem::exists(name, ec))) {
+        study.system_files[name] = system_section_of(name);
+      } else if (!preset) {
+        s.fail(fmt::format("one of {}, or a scenario file (a name ending in .json)",
+                           topologies::system_names()));
       }
       study.systems.push_back(name);
     }
@@ -131,6 +152,10 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         const int n = study.gpus[i];
         ScalingRow row;
         row.system = system;
+        const auto file = study.system_files.find(system);
+        row.preset = file == study.system_files.end()
+                         ? system
+                         : file->second.at("preset").get<std::string>();
         row.mode = mode;
         row.gpus = n;
         row.dp = n / model_parallel;
@@ -149,10 +174,18 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         Scenario variant = given;
         try {
           nlohmann::json doc = scenario;
-          doc["system"]["preset"] = system;
+          if (file == study.system_files.end()) {
+            doc["system"]["preset"] = system;
+          } else {
+            doc["system"] = file->second;
+          }
           doc["system"]["gpus"] = n;
-          read_system(sim::JsonDocument(doc, source).root().as_object().required("system"),
+          read_system(sim::JsonDocument(doc, file == study.system_files.end() ? source : system)
+                          .root()
+                          .as_object()
+                          .required("system"),
                       variant);
+          row.preset = variant.system;  // an alias names its preset
         } catch (const sim::InputError& e) {
           emit(infeasible_row(row, e.message()));
           continue;
@@ -202,6 +235,7 @@ nlohmann::json scaling_row_json(const ScalingRow& row) {
   nlohmann::json j = {
       {"system", row.system}, {"mode", to_string(row.mode)},      {"gpus", row.gpus},
       {"dp", row.dp},         {"global_batch", row.global_batch}, {"feasible", row.feasible}};
+  if (row.preset != row.system) j["preset"] = row.preset;
   if (!row.feasible) {
     j["reason"] = row.reason;
     return j;

@@ -9,6 +9,7 @@
 // baseline time scaled by the change in work per GPU, so the losses add up to 1 - efficiency.
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,7 +23,11 @@ enum class ScalingMode { weak, strong };
 const char* to_string(ScalingMode m);
 
 struct ScalingStudy {
+  /// Presets, or scenario files (their name as given) whose "system" section the study uses.
   std::vector<std::string> systems;
+  /// The "system" section of each scenario file in `systems` (preset and fabric overrides; its
+  /// GPU count is replaced at each size). A preset uses the scenario's own section on it.
+  std::map<std::string, nlohmann::json> system_files;
   std::vector<int> gpus;  ///< ascending; the first is the baseline
   std::vector<ScalingMode> modes;
   int strong_global_batch = 0;  ///< 0 = the scenario's global batch
@@ -31,8 +36,9 @@ struct ScalingStudy {
 /// The GPU counts 8, 16, 32, 64, then powers of two up to `max_gpus` (inclusive, if it is one).
 std::vector<int> default_gpu_counts(int max_gpus);
 
-/// Reads the optional "scale" section of a scenario; `system` is the scenario's own preset, used
-/// when the section names no systems.
+/// Reads the optional "scale" section of a scenario; the scenario's own preset is the system
+/// when the section names none. A name in "systems" ending in .json, or the path of an existing
+/// file that is not a preset name, is a scenario file (read here).
 ScalingStudy read_scaling_study(const sim::JsonValue& scenario_root);
 
 struct ScalingLoss {
@@ -41,7 +47,8 @@ struct ScalingLoss {
 };
 
 struct ScalingRow {
-  std::string system;
+  std::string system;  ///< a preset, or the scenario file named in the study
+  std::string preset;  ///< the system preset (that of the file for a file)
   ScalingMode mode = ScalingMode::weak;
   int gpus = 0;
   int dp = 0;

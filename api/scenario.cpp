@@ -26,19 +26,23 @@ nlohmann::json default_scenario_json() {
   })");
 }
 
+Assignment parse_assignment(const std::string& a, const std::string& where) {
+  const auto eq = a.find('=');
+  if (eq == std::string::npos || a.empty() || a[0] != '/') {
+    throw sim::InputError(where, "--set", fmt::format("expected /json/pointer=value, got '{}'", a));
+  }
+  Assignment out{a.substr(0, eq), nullptr};
+  const std::string text = a.substr(eq + 1);
+  // Not JSON: a bare word such as dgx-h100 or "400 Gbps".
+  out.value = sim::parse_json_value(text, where, out.pointer).value_or(text);
+  return out;
+}
+
 void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assignments,
                        const std::string& where) {
   for (const std::string& a : assignments) {
-    const auto eq = a.find('=');
-    if (eq == std::string::npos || a.empty() || a[0] != '/') {
-      throw sim::InputError(where, "--set",
-                            fmt::format("expected /json/pointer=value, got '{}'", a));
-    }
-    const std::string pointer = a.substr(0, eq);
-    const std::string text = a.substr(eq + 1);
-    // Not JSON: a bare word such as dgx-h100 or "400 Gbps".
-    nlohmann::json value = sim::parse_json_value(text, where, pointer).value_or(text);
-    sim::set_at_pointer(doc, pointer, std::move(value), where);
+    Assignment set = parse_assignment(a, where);
+    sim::set_at_pointer(doc, set.pointer, std::move(set.value), where);
   }
 }
 

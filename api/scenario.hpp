@@ -43,8 +43,17 @@ struct Scenario {
 /// also the base that flags and `--set` modify when no file is given.
 nlohmann::json default_scenario_json();
 
-/// Applies "pointer=value" assignments (value parsed as JSON when it is valid JSON, else taken as
-/// a string); `where` names the origin for errors.
+/// One `--set`: a JSON pointer and the value put there.
+struct Assignment {
+  std::string pointer;
+  nlohmann::json value;
+};
+
+/// Parses "pointer=value" (value parsed as JSON when it is valid JSON, else taken as a string);
+/// `where` names the origin for errors.
+Assignment parse_assignment(const std::string& text, const std::string& where);
+
+/// Applies "pointer=value" assignments (parse_assignment each).
 void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assignments,
                        const std::string& where);
 

@@ -1,6 +1,59 @@
 #include "api/training_case.hpp"
 
+#include <algorithm>
+
 namespace fabricsim::api {
+
+CasePlanSizes case_plan_sizes(const calibration::Case& c) {
+  const calibration::CaseParallelism& p = *c.parallelism;
+  CasePlanSizes s;
+  auto state = [&](const char* key, const std::optional<int>& v) {
+    if (v) s.fixed[key] = *v;
+  };
+  state("tp", p.tp);
+  state("pp", p.pp);
+  state("cp", p.cp);
+  state("dp", p.dp);
+  state("ep", p.ep);
+  state("vp", p.vp);
+  state("micro_batch", p.micro_batch);
+  // In 64 bits: a hostile case's sizes must not overflow before check_plan rejects them.
+  auto rest = [&](std::optional<int> cp) {
+    const long long stated =
+        1LL * p.tp.value_or(1) * p.pp.value_or(1) * cp.value_or(1) * p.dp.value_or(1);
+    return stated > 0 && c.gpus % stated == 0 ? static_cast<int>(c.gpus / stated) : 0;
+  };
+  // A context size is stated when used: unknown together with another size, it is 1.
+  const std::optional<int> cp = p.cp || (p.tp && p.pp && p.dp) ? p.cp : std::optional<int>(1);
+  const int unknown = !p.tp + !p.pp + !cp + !p.dp;
+  const int left = rest(cp);
+  s.tp = p.tp.value_or(1);
+  s.pp = p.pp.value_or(1);
+  s.cp = cp.value_or(1);
+  s.dp = p.dp.value_or(1);
+  if (unknown == 1) {
+    // The one size not stated is what the GPU count leaves.
+    s.tp = p.tp.value_or(left);
+    s.pp = p.pp.value_or(left);
+    s.cp = cp.value_or(left);
+    s.dp = p.dp.value_or(left);
+  } else if (unknown == 2 && p.dp) {
+    // tp and pp unknown: searched unless the stated sizes already cover every GPU.
+    s.searched = left != 1;
+  } else if (unknown == 2) {
+    // dp and one of tp, pp: the other is 1 and dp what the GPU count leaves.
+    s.dp = left;
+  } else if (unknown == 3) {
+    // No tp, pp nor dp: the plan is not stated. A fully sharded data-parallel run (FSDP,
+    // ZeRO-3) is pure data parallelism; anything else is searched.
+    s.dp = left;
+    s.searched = !(p.fsdp.value_or(false) || p.zero.value_or(0) == 3);
+  }
+  // A size that does not divide: 1, and check_plan says why the plan does not fit the GPUs.
+  for (int* size : {&s.tp, &s.pp, &s.cp, &s.dp})
+    *size = std::max(*size, 1);
+  return s;
+}
 
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
@@ -41,10 +94,8 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
       moe["shared_expert_ffn"] = e.shared_expert_ffn.value_or(e.expert_ffn.value_or(ffn));
     model["moe"] = std::move(moe);
   }
-  const int tp = p.tp.value_or(1);
-  const int pp = p.pp.value_or(1);
-  const int cp = p.cp.value_or(1);
-  const int dp = p.dp.value_or(c.gpus / (tp * pp * cp));
+  const CasePlanSizes sizes = case_plan_sizes(c);
+  const int tp = sizes.tp, pp = sizes.pp, cp = sizes.cp, dp = sizes.dp;
   const int mb = p.micro_batch.value_or(1);
   // Unknown global batch: 8 micro-batches per pipeline stage per data-parallel rank.
   const int gbs = p.global_batch.value_or(dp * mb * 8 * pp);
@@ -63,9 +114,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
                                 // also hold the embedding and the loss; Megatron's
                                 // account_for_embedding/loss_in_pipeline_split).
                                 {"balanced_pipeline", true}};
-  nlohmann::json training = {{"task", c.task.value_or("pretrain")},
-                             {"precision", c.precision.value_or("bf16")},
-                             {"global_batch", gbs}};
+  // FP4 of unstated flavour: NVFP4, the FP4 training recipe of Transformer Engine and
+  // Megatron-Bridge on Blackwell (MXFP4 is an inference format there).
+  std::string precision = c.precision.value_or("bf16");
+  if (precision == "fp4") precision = "nvfp4";
+  nlohmann::json training = {
+      {"task", c.task.value_or("pretrain")}, {"precision", precision}, {"global_batch", gbs}};
   // The software the source ran picks the stack preset (models/software_stack.cpp); a case
   // without one gets the documented default.
   nlohmann::json software = {{"framework", "unknown"}};
@@ -74,12 +128,17 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  return {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
-          {"software", software},
-          {"model", model},
-          {"parallelism", parallelism},
-          {"training", training},
-          {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
+  nlohmann::json doc = {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
+                        {"software", software},
+                        {"model", model},
+                        {"parallelism", parallelism},
+                        {"training", training},
+                        {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
+  if (sizes.searched) {
+    doc["comment"] =
+        "the case does not state its plan: the sizes here are placeholders, validate searches it";
+  }
+  return doc;
 }
 
 }  // namespace fabricsim::api

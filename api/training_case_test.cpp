@@ -1,7 +1,10 @@
 #include "api/training_case.hpp"
 
+#include <array>
 #include <catch2/catch.hpp>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "api/scenario.hpp"
 #include "models/parallel_plan.hpp"
@@ -117,4 +120,79 @@ TEST_CASE("a case's framework selects its software preset", "[validate]") {
   CHECK(s.plan.tp_comm_overlap);
   c.framework.reset();
   CHECK(read(training_case_scenario(c)).lowering.software.id == "default");
+}
+
+namespace {
+
+calibration::Case dense_case(std::optional<int> tp, std::optional<int> pp, std::optional<int> cp,
+                             std::optional<int> dp) {
+  calibration::Case c;
+  c.id = "dense";
+  c.kind = calibration::CaseKind::training;
+  c.system = "dgx-h100";
+  c.gpus = 64;
+  c.precision = "bf16";
+  calibration::CaseModel m;
+  m.name = "dense";
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  c.model = m;
+  calibration::CaseParallelism p;
+  p.tp = tp;
+  p.pp = pp;
+  p.cp = cp;
+  p.dp = dp;
+  p.global_batch = 256;
+  c.parallelism = p;
+  return c;
+}
+
+std::array<int, 4> sizes_of(const CasePlanSizes& s) {
+  return {s.tp, s.pp, s.cp, s.dp};
+}
+
+}  // namespace
+
+TEST_CASE("training case: the one unstated plan size is what the GPU count leaves", "[cases]") {
+  using A = std::array<int, 4>;
+  CHECK(sizes_of(case_plan_sizes(dense_case({}, 2, 2, 4))) == A{4, 2, 2, 4});
+  CHECK(sizes_of(case_plan_sizes(dense_case(4, {}, 2, 4))) == A{4, 2, 2, 4});
+  CHECK(sizes_of(case_plan_sizes(dense_case(4, 2, {}, 4))) == A{4, 2, 2, 4});
+  CHECK(sizes_of(case_plan_sizes(dense_case(4, 2, 2, {}))) == A{4, 2, 2, 4});
+  // An unstated context size with another unknown is 1; the other is then derived.
+  CHECK(sizes_of(case_plan_sizes(dense_case({}, 2, {}, 4))) == A{8, 2, 1, 4});
+  CHECK(sizes_of(case_plan_sizes(dense_case(8, 2, {}, {}))) == A{8, 2, 1, 4});
+  CHECK(sizes_of(case_plan_sizes(dense_case(8, {}, {}, {}))) == A{8, 1, 1, 8});
+  // tp and pp unknown with dp covering every GPU: no model parallelism.
+  CHECK(sizes_of(case_plan_sizes(dense_case({}, {}, {}, 64))) == A{1, 1, 1, 64});
+  for (const auto& c : {dense_case({}, 2, 2, 4), dense_case(8, {}, {}, {})})
+    CHECK_FALSE(case_plan_sizes(c).searched);
+  // A size that does not divide stays a plan check_plan refuses, never 0.
+  const CasePlanSizes odd = case_plan_sizes(dense_case({}, 3, 1, 4));
+  CHECK(std::min({odd.tp, odd.pp, odd.cp, odd.dp}) >= 1);
+  CHECK(odd.tp * odd.pp * odd.cp * odd.dp != 64);
+}
+
+TEST_CASE("training case: an unstated plan is searched with what the case states", "[cases]") {
+  const CasePlanSizes none = case_plan_sizes(dense_case({}, {}, {}, {}));
+  CHECK(none.searched);
+  CHECK(none.fixed.empty());
+  const CasePlanSizes dp_only = case_plan_sizes(dense_case({}, {}, {}, 16));
+  CHECK(dp_only.searched);
+  CHECK(dp_only.fixed == std::map<std::string, int>{{"dp", 16}});
+  // Fully sharded data parallelism (FSDP, ZeRO-3) with no model parallelism stated: pure DP.
+  calibration::Case fsdp = dense_case({}, {}, {}, {});
+  fsdp.parallelism->fsdp = true;
+  const CasePlanSizes f = case_plan_sizes(fsdp);
+  CHECK_FALSE(f.searched);
+  CHECK(sizes_of(f) == std::array<int, 4>{1, 1, 1, 64});
+  CHECK(training_case_scenario(dense_case({}, {}, {}, {})).contains("comment"));
+}
+
+TEST_CASE("training case: FP4 of unstated flavour trains as NVFP4", "[cases]") {
+  calibration::Case c = dense_case(8, 1, 1, 8);
+  c.system = "dgx-b200";
+  c.precision = "fp4";
+  CHECK(training_case_scenario(c)["training"]["precision"] == "nvfp4");
 }

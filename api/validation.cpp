@@ -8,6 +8,9 @@
 #include <memory>
 #include <set>
 
+#include "api/evaluator.hpp"
+#include "api/plan_search.hpp"
+#include "api/run_calibration.hpp"
 #include "api/scenario.hpp"
 #include "api/training_case.hpp"
 #include "api/training_run.hpp"
@@ -269,19 +272,48 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
 }
 
-void validate_training(const calibration::Case& c, const ValidationOptions& options,
-                       ValidationReport& report) {
+Scenario training_scenario(const calibration::Case& c, const ValidationOptions& options) {
   nlohmann::json doc = training_case_scenario(c);
   if (!options.calibration.empty()) doc["calibration"] = options.calibration;
   apply_assignments(doc, options.scenario_sets, "<command line>");
   const sim::JsonDocument parsed(doc, "case " + c.id);
-  const Scenario scenario = read_scenario(parsed.root());
-  const TrainingReport r = run_training(scenario);
+  const CasePlanSizes sizes = case_plan_sizes(c);
+  Scenario scenario = read_scenario(parsed.root(), !sizes.searched);
+  if (!sizes.searched) return scenario;
+  // An unstated plan: the best one the search finds with what the case does state (analytical
+  // ranking), as a user of that software would choose it.
+  PlanConstraints constraints;
+  constraints.fixed = sizes.fixed;
+  SearchOptions search;
+  search.top = 0;
+  const PlanSearch found = search_plans(scenario, constraints, search);
+  if (found.ranked.empty()) {
+    throw sim::InputError("case " + c.id, "/parallelism",
+                          fmt::format("the case does not state its plan and no plan with what it "
+                                      "states fits ({} candidates)",
+                                      found.candidates));
+  }
+  scenario.plan = found.ranked.front().plan;
+  return scenario;
+}
+
+/// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
+void validate_training(const calibration::Case& c, const ValidationOptions& options,
+                       ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
+  const Scenario scenario = training_scenario(c, options);
+  const Fidelity fidelity = fidelity_of(scenario.simulation.backend);
+  const TrainingReport r =
+      compute ? Evaluator(scenario, *compute).evaluate(scenario, fidelity) : run_training(scenario);
   const TrainingMetrics& m = r.metrics;
-  const std::string detail = fmt::format(
+  std::string detail = fmt::format(
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
       100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() / r.memory.capacity,
       r.memory.fits ? "" : " (does not fit)");
+  if (case_plan_sizes(c).searched) {
+    const models::ParallelPlan& p = scenario.plan;
+    detail += fmt::format(", plan not stated: searched TP{} PP{} DP{} CP{} EP{} mb{}", p.tp, p.pp,
+                          p.dp, p.cp, p.ep, p.micro_batch);
+  }
   auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
     if (!measured) return;
     report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, *measured,
@@ -298,6 +330,62 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   }
 }
 
+/// The measurement an anchor is fitted to: what the source measured most directly (throughput
+/// or step time before the FLOP-convention metrics, whose counting may differ from ours).
+std::optional<RunMeasurement> anchor_measurement(const calibration::Case& c) {
+  const calibration::CaseMeasured& m = c.measured;
+  const std::pair<RunMetric, std::optional<double>> order[] = {
+      {RunMetric::tokens_per_s_per_gpu, m.tokens_per_s_per_gpu},
+      {RunMetric::step_time_s, m.step_time_s},
+      {RunMetric::tflops_per_gpu, m.tflops_per_gpu},
+      {RunMetric::hw_tflops_per_gpu, m.hw_tflops_per_gpu},
+      {RunMetric::mfu, m.mfu},
+      {RunMetric::hfu, m.hfu}};
+  for (const auto& [metric, value] : order) {
+    if (value) return RunMeasurement{metric, *value, "case " + c.id};
+  }
+  return std::nullopt;
+}
+
+std::string anchor_group(const calibration::Case& c) {
+  const std::string framework =
+      c.framework ? c.framework->name + " " + c.framework->version.value_or("?") : "unknown";
+  return fmt::format("{} | {} | {} | {}", c.source, c.system, framework, c.precision.value_or("?"));
+}
+
+/// The anchors of the training cases: per group, the index of the case with the fewest GPUs.
+std::map<std::string, size_t> anchors_of(const std::vector<calibration::Case>& cases) {
+  std::map<std::string, size_t> anchors;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (cases[i].kind != calibration::CaseKind::training) continue;
+    const auto [it, fresh] = anchors.try_emplace(anchor_group(cases[i]), i);
+    if (!fresh && cases[i].gpus < cases[it->second].gpus) it->second = i;
+  }
+  return anchors;
+}
+
+/// Fits the anchor of a group; nullopt (and the reason, for every case of the group) if it
+/// cannot be fitted.
+std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
+                                                 const ValidationOptions& options,
+                                                 ValidationReport& report, std::string& failure) {
+  try {
+    const std::optional<RunMeasurement> m = anchor_measurement(c);
+    if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
+    const Scenario scenario = training_scenario(c, options);
+    const Evaluator cluster(scenario);
+    const RunFit fit = fit_sustained_efficiency(
+        cluster, scenario, *m, fidelity_of(scenario.simulation.backend), "/measured");
+    report.anchors.push_back({c.id, anchor_group(c), std::string(to_string(m->metric)), m->value,
+                              fit.predicted_before, fit.compute.sustained_efficiency, 0});
+    return fit.compute;
+  } catch (const std::exception& e) {
+    failure = fmt::format("its group's anchor {} could not be fitted: {}", c.id, e.what());
+    report.skipped.push_back({c.id, "anchor not fitted: " + std::string(e.what())});
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
@@ -307,7 +395,44 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
   std::optional<HeldOutFits> held_out;
   if (options.hold_out_source) held_out.emplace(cases);
   HeldOutFits* fits = held_out ? &*held_out : nullptr;
-  for (const calibration::Case& c : cases) {
+  // Anchored: each group's fit, made when its anchor comes up in file order.
+  const std::map<std::string, size_t> anchors =
+      options.anchor ? anchors_of(cases) : std::map<std::string, size_t>{};
+  struct GroupFit {
+    std::optional<models::ComputeProfile> compute;
+    std::string failure;
+    size_t anchor_row = 0;
+  };
+  std::map<std::string, GroupFit> group_fits;
+  auto group_fit = [&](const std::string& group) -> GroupFit& {
+    auto it = group_fits.find(group);
+    if (it != group_fits.end()) return it->second;
+    GroupFit& g = group_fits[group];
+    const calibration::Case& anchor = cases[anchors.at(group)];
+    g.compute = fit_anchor(anchor, options, report, g.failure);
+    if (g.compute) g.anchor_row = report.anchors.size() - 1;
+    return g;
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const calibration::Case& c = cases[i];
+    if (options.anchor && c.kind == calibration::CaseKind::training) {
+      const std::string group = anchor_group(c);
+      GroupFit& g = group_fit(group);
+      if (anchors.at(group) == i) continue;  // the anchor: fitted, never scored
+      if (!g.compute) {
+        report.skipped.push_back({c.id, g.failure});
+        continue;
+      }
+      try {
+        validate_training(c, options, report, &*g.compute);
+        ++report.anchors[g.anchor_row].scored;
+      } catch (const topologies::SpecError& e) {
+        report.skipped.push_back({c.id, fmt::format("cannot build the system: {}", e.what())});
+      } catch (const sim::InputError& e) {
+        report.skipped.push_back({c.id, fmt::format("not a valid scenario: {}", e.what())});
+      }
+      continue;
+    }
     try {
       switch (c.kind) {
         case calibration::CaseKind::collective:
@@ -347,6 +472,66 @@ ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
   return s;
 }
 
+std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows) {
+  static const std::vector<std::string> kPrimary = {
+      "tflops_per_gpu", "hw_tflops_per_gpu", "tokens_per_s_per_gpu", "mfu", "hfu", "step_time_s"};
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ValidationRow*>> by_case;
+  for (const ValidationRow& r : rows) {
+    auto& v = by_case[r.id];
+    if (v.empty()) order.push_back(r.id);
+    v.push_back(&r);
+  }
+  std::vector<CaseError> out;
+  for (const std::string& id : order) {
+    const auto& v = by_case[id];
+    const ValidationRow* primary = nullptr;
+    for (const std::string& metric : kPrimary) {
+      for (const ValidationRow* r : v) {
+        if (!primary && r->metric == metric) primary = r;
+      }
+    }
+    if (primary) {
+      const double e = primary->metric == "step_time_s" ? primary->measured / primary->predicted - 1
+                                                        : primary->error;
+      out.push_back({id, primary->source, e});
+      continue;
+    }
+    std::vector<double> errors;
+    for (const ValidationRow* r : v) {
+      errors.push_back(r->metric == "latency_us" ? r->measured / r->predicted - 1 : r->error);
+    }
+    std::sort(errors.begin(), errors.end());
+    const size_t n = errors.size();
+    out.push_back(
+        {id, v.front()->source, n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2])});
+  }
+  return out;
+}
+
+CaseSummary summarize_cases(const std::vector<CaseError>& errors) {
+  CaseSummary s;
+  s.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return s;
+  std::vector<double> abs, signed_;
+  for (const CaseError& e : errors) {
+    abs.push_back(std::fabs(e.error));
+    signed_.push_back(e.error);
+  }
+  std::sort(abs.begin(), abs.end());
+  std::sort(signed_.begin(), signed_.end());
+  auto median = [](const std::vector<double>& v) {
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  s.median_abs_error = median(abs);
+  s.median_signed_error = median(signed_);
+  // Nearest rank: the smallest error at least 90% of the cases do not exceed.
+  const size_t rank = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(abs.size())));
+  s.p90_abs_error = abs[std::max<size_t>(rank, 1) - 1];
+  return s;
+}
+
 namespace {
 
 std::vector<std::string> sources(const ValidationReport& report) {
@@ -361,6 +546,21 @@ std::vector<std::string> sources(const ValidationReport& report) {
 nlohmann::json rank_json(const RankAgreement& r) {
   return {{"source", r.source}, {"metric", r.metric},         {"runs", r.runs},
           {"pairs", r.pairs},   {"concordant", r.concordant}, {"kendall_tau", r.kendall_tau()}};
+}
+
+nlohmann::json cases_json(const CaseSummary& s) {
+  return {{"cases", s.cases},
+          {"median_abs_error", s.median_abs_error},
+          {"p90_abs_error", s.p90_abs_error},
+          {"median_signed_error", s.median_signed_error}};
+}
+
+std::vector<CaseError> of_source(const std::vector<CaseError>& errors, const std::string& source) {
+  std::vector<CaseError> out;
+  for (const CaseError& e : errors) {
+    if (e.source == source) out.push_back(e);
+  }
+  return out;
 }
 
 nlohmann::json summary_json(const ErrorSummary& s) {
@@ -420,14 +620,30 @@ nlohmann::json report_to_json(const ValidationReport& report) {
     by_source[s] =
         summary_json(summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
+  const std::vector<CaseError> errors = case_errors(report.rows);
+  nlohmann::json per_case = {{"overall", cases_json(summarize_cases(errors))}};
+  for (const std::string& s : sources(report))
+    per_case["by_source"][s] = cases_json(summarize_cases(of_source(errors, s)));
   nlohmann::json skipped = nlohmann::json::array();
   for (const SkippedCase& s : report.skipped)
     skipped.push_back({{"id", s.id}, {"reason", s.reason}});
-  return {
+  nlohmann::json anchors = nlohmann::json::array();
+  for (const AnchorFit& a : report.anchors) {
+    anchors.push_back({{"id", a.id},
+                       {"group", a.group},
+                       {"metric", a.metric},
+                       {"measured", a.measured},
+                       {"predicted_zero_shot", a.predicted_before},
+                       {"zero_shot_error", (a.predicted_before - a.measured) / a.measured},
+                       {"sustained_efficiency", a.sustained_efficiency},
+                       {"scored_cases", a.scored}});
+  }
+  nlohmann::json out = {
       {"rows", rows},
       {"summary",
        {{"overall", summary_json(summarize_errors(report.rows, [](const auto&) { return true; }))},
         {"by_source", by_source},
+        {"cases", per_case},
         {"ranking",
          [&] {
            nlohmann::json ranks = nlohmann::json::array();
@@ -436,6 +652,8 @@ nlohmann::json report_to_json(const ValidationReport& report) {
            return ranks;
          }()}}},
       {"skipped", skipped}};
+  if (!report.anchors.empty()) out["anchors"] = anchors;
+  return out;
 }
 
 std::string report_to_text(const ValidationReport& report) {
@@ -455,12 +673,30 @@ std::string report_to_text(const ValidationReport& report) {
     line(s, summarize_errors(report.rows, [&](const auto& r) { return r.source == s; }));
   }
   line("overall", summarize_errors(report.rows, [](const auto&) { return true; }));
+  const std::vector<CaseError> errors = case_errors(report.rows);
+  out += "\nper case (one primary metric each; signed > 0 = optimistic):\n";
+  auto case_line = [&](const std::string& name, const CaseSummary& s) {
+    out += fmt::format("  {:<70} cases {:>4}  median {:>6.1f}%  p90 {:>6.1f}%  bias {:>+6.1f}%\n",
+                       name, s.cases, 100 * s.median_abs_error, 100 * s.p90_abs_error,
+                       100 * s.median_signed_error);
+  };
+  for (const std::string& s : sources(report))
+    case_line(s, summarize_cases(of_source(errors, s)));
+  case_line("overall", summarize_cases(errors));
   const std::vector<RankAgreement> ranks = rank_agreements(report.rows);
   if (!ranks.empty()) {
     out += "\nranking of runs within a source (pairs ordered as measured):\n";
     for (const RankAgreement& r : ranks) {
       out += fmt::format("  {:<70} {:<20} runs {:>3}  {:>3}/{:<3} pairs  tau {:+.2f}\n", r.source,
                          r.metric, r.runs, r.concordant, r.pairs, r.kendall_tau());
+    }
+  }
+  if (!report.anchors.empty()) {
+    out += "\nanchors (fitted, not scored): sustained efficiency per group\n";
+    for (const AnchorFit& a : report.anchors) {
+      out += fmt::format("  {:<60} {:>6.3f}  zero-shot {:>+7.1f}% on {}, {} case(s) scored\n", a.id,
+                         a.sustained_efficiency,
+                         100 * (a.predicted_before - a.measured) / a.measured, a.metric, a.scored);
     }
   }
   if (!report.skipped.empty()) {

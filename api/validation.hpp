@@ -35,9 +35,21 @@ struct ErrorSummary {
   double max_abs_error = 0;
 };
 
+/// `validate --anchor`: the case of a group a sustained efficiency was fitted to (never scored).
+struct AnchorFit {
+  std::string id;
+  std::string group;  ///< source | system | framework version | precision
+  std::string metric;
+  double measured = 0;
+  double predicted_before = 0;  ///< zero-shot
+  double sustained_efficiency = 1;
+  int scored = 0;  ///< other cases of the group predicted with it
+};
+
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<SkippedCase> skipped;
+  std::vector<AnchorFit> anchors;  ///< empty unless anchored
 };
 
 struct ValidationOptions {
@@ -51,10 +63,35 @@ struct ValidationOptions {
   /// "/json/pointer=value" assignments applied to every training case's scenario (what-ifs
   /// such as the software stack a source used: /training/attention_kernel=unfused).
   std::vector<std::string> scenario_sets;
+  /// Anchored validation (`calibrate run` measured honestly): training cases are grouped by
+  /// source, system, framework version and precision; the group's case with the fewest GPUs
+  /// (the first in the file on a tie) is its anchor, the one run its sustained efficiency is
+  /// fitted to; the anchor is reported apart and never scored, every other case of the group is
+  /// predicted with the fitted efficiency.
+  bool anchor = false;
 };
 
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
                                 const ValidationOptions& options);
+
+/// One error per case: a training case's primary metric (the first of tflops_per_gpu,
+/// hw_tflops_per_gpu, tokens_per_s_per_gpu, mfu, hfu, step_time_s it gives; step time
+/// inverted, so that > 0 means optimistic for every metric), a collective or GEMM case's median
+/// over its points. The bars of accuracy are stated on these.
+struct CaseError {
+  std::string id;
+  std::string source;
+  double error = 0;
+};
+std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows);
+
+struct CaseSummary {
+  int cases = 0;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  double median_signed_error = 0;  ///< the bias: > 0 optimistic
+};
+CaseSummary summarize_cases(const std::vector<CaseError>& errors);
 
 ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
                               const std::function<bool(const ValidationRow&)>& keep);

@@ -77,6 +77,8 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
             {"memory_efficiency", c.memory_efficiency},
             {"kernel_launch", time_string(c.kernel_launch)},
             {"comm_sm_contention", c.comm_sm_contention},
+            {"sustained_efficiency", c.sustained_efficiency},
+            {"sustained_source", c.sustained_source},
             {"source", c.source}}},
           {"collective",
            {{"nvlink_efficiency", k.nvlink_efficiency},
@@ -156,6 +158,12 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
     p.compute.memory_efficiency = as_efficiency(c.required("memory_efficiency"));
     p.compute.kernel_launch = c.required("kernel_launch").as_time_or_zero();
     p.compute.comm_sm_contention = c.required("comm_sm_contention").as_number();
+    // Optional (profiles written before `calibrate run` existed): 1, no run anchor.
+    if (auto e = c.optional("sustained_efficiency")) {
+      p.compute.sustained_efficiency = e->as_positive_number();
+      if (p.compute.sustained_efficiency > 4) e->fail("a positive number of at most 4");
+    }
+    if (auto e = c.optional("sustained_source")) p.compute.sustained_source = e->as_string();
     p.compute.source = c.required("source").as_string();
     c.finish();
   }

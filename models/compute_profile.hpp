@@ -43,6 +43,13 @@ struct ComputeProfile {
   sim::Time kernel_gap = sim::Time::from_us(2);
   /// Compute slows down while communication kernels hold SMs: factor = 1 - channels/SMs x this.
   double comm_sm_contention = 1.0;
+  /// Fraction of the microbenchmark-calibrated kernel speed a whole training step sustains on
+  /// this GPU and software stack: every kernel's GPU time is divided by it. 1 unless fitted to a
+  /// named run by `fabricsim calibrate run` (what that run cannot tell apart: sustained clocks
+  /// under the step's power draw, kernels the model does not price); the run is in
+  /// sustained_source.
+  double sustained_efficiency = 1.0;
+  std::string sustained_source;
   std::string source;
 
   const GemmParams& gemm_for(topologies::Precision p) const { return gemm[static_cast<size_t>(p)]; }

@@ -168,6 +168,90 @@ std::vector<SoftwareStack> make_presets() {
     out.push_back(s);
   }
   {
+    SoftwareStack s;
+    s.id = "metaseq";
+    s.framework = "metaseq";
+    s.released = "2022-05";
+    s.attention = AttentionKernel::unfused;
+    s.tp_comm_overlap = false;
+    s.fsdp = FsdpImpl::pytorch_fsdp1;
+    s.facts = {
+        {"Fully Sharded Data Parallel (FairScale, the origin of PyTorch FSDP) with Megatron-LM "
+         "tensor parallelism",
+         "Zhang et al. 2022, OPT, arXiv:2205.01068, section 2.3 (training setup)"},
+        {"attention as batched GEMMs around a softmax kernel: OPT-175B trained in 2021-22, "
+         "before FlashAttention was published",
+         "Zhang et al. 2022, arXiv:2205.01068; Dao et al. 2022, arXiv:2205.14135"},
+        {"tensor-parallel communication in the critical path (Megatron-LM of 2021)",
+         "Shoeybi et al. 2019, Megatron-LM, Fig. 3; Narayanan et al. SC'21 section 3.3"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "megatron-deepspeed";
+    s.framework = "megatron-deepspeed";
+    s.released = "2022-07";
+    s.attention = AttentionKernel::unfused;
+    s.tp_comm_overlap = false;
+    s.facts = {
+        {"a fork of Megatron-LM (2021-22) with DeepSpeed's ZeRO stage 1 optimizer sharding and "
+         "pipeline engine: 3D parallelism",
+         "BigScience Workshop 2022, BLOOM, arXiv:2211.05100, section 3.4 (Megatron-DeepSpeed)"},
+        {"Megatron-LM's fused scale-mask-softmax around batched attention GEMMs (no "
+         "FlashAttention in the BLOOM training code)",
+         "BLOOM, arXiv:2211.05100, section 3.4 (fused CUDA kernels); "
+         "bigscience-workshop/Megatron-DeepSpeed"},
+        {"tensor-parallel communication in the critical path",
+         "Megatron-LM 2021-22 (Narayanan et al. SC'21 section 3.3)"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "deepspeed-2020";
+    s.framework = "deepspeed";
+    s.released = "2020-02";
+    s.attention = AttentionKernel::unfused;
+    s.tp_comm_overlap = false;
+    s.facts = {
+        {"DeepSpeed shards optimizer state, gradients and parameters (ZeRO 1-3) but does not "
+         "supply the model's attention: runs before FlashAttention (2022-05) used the "
+         "model library's batched-GEMM attention",
+         "Rajbhandari et al. 2020, ZeRO, arXiv:1910.02054; Dao et al. 2022, "
+         "arXiv:2205.14135"},
+        {"no tensor-parallel communication overlap (DeepSpeed's tensor parallelism is "
+         "Megatron-LM's)",
+         "DeepSpeed docs, 'Megatron-LM GPT2 tutorial'"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "deepspeed-2023";
+    s.released = "2023-08";
+    s.attention = AttentionKernel::flash2;
+    s.facts = {s.facts.back(),
+               {"models trained with DeepSpeed from mid-2023 run FlashAttention-2 through their "
+                "model library (flash-attn 2, Hugging Face attn_implementation, "
+                "DeepSpeed-Ulysses)",
+                "Dao 2023, FlashAttention-2, arXiv:2307.08691; Jacobs et al. 2023, "
+                "DeepSpeed-Ulysses, arXiv:2309.14509"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "megascale";
+    s.framework = "megascale";
+    s.released = "2024-02";
+    s.attention = AttentionKernel::flash2;
+    s.bucket_bytes = kMcoreBucketBytes;
+    s.facts = {
+        {"built on Megatron-LM; FlashAttention-2 and fused LayerNorm/GeLU kernels",
+         "Jiang et al. 2024, MegaScale, arXiv:2402.15627, section 3.3 (efficient operators)"},
+        {"tensor/sequence-parallel communication fused with and overlapped by the adjacent "
+         "GEMMs; data-parallel reduction overlapped with backward",
+         "MegaScale, arXiv:2402.15627, section 3.2 (communication overlapping)"}};
+    out.push_back(s);
+  }
+  {
     SoftwareStack s = *std::find_if(out.begin(), out.end(), [](const SoftwareStack& x) {
       return x.id == "megatron-core-r0.8.0";
     });

@@ -31,7 +31,12 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   CHECK(software_for("megatron-bridge", "26.02", "2026-02").id == "megatron-bridge-25.11");
   CHECK(software_for("llm-foundry", "", "").id == "llm-foundry");
   // A framework without a preset gets the default.
-  CHECK(software_for("deepspeed", "0.14", "2024-05").id == "default");
+  CHECK(software_for("deepspeed", "0.14", "2024-05").id == "deepspeed-2023");
+  CHECK(software_for("deepspeed", "", "2021-06").id == "deepspeed-2020");
+  CHECK(software_for("metaseq", "", "").id == "metaseq");
+  CHECK(software_for("megatron-deepspeed", "", "2022-07").id == "megatron-deepspeed");
+  CHECK(software_for("megascale", "", "2024-02").id == "megascale");
+  CHECK(software_for("hai-llm", "", "2024-12").id == "default");
   CHECK(software_for("unknown", "", "").id == "default");
 }
 

@@ -143,7 +143,7 @@ class ProgramBuilder {
     w.kind = WorkOp::Kind::compute;
     w.name = name;
     w.compute = kind;
-    const double work = seconds * (1.0 + contended_);
+    const double work = seconds / profile_.sustained_efficiency * (1.0 + contended_);
     // Eager: a kernel shorter than its launch waits for the next one (launch-bound); a CUDA
     // graph replays kernels back to back.
     const double floor = graphed_ ? 0.0 : profile_.kernel_launch.s();

@@ -106,6 +106,18 @@ std::pair<double, std::string_view> split_number(std::string_view text, std::str
   return {value, trim(std::string_view(end, static_cast<size_t>(s.data() + s.size() - end)))};
 }
 
+}  // namespace
+
+double parse_number(std::string_view text, std::string_view what) {
+  const auto [value, unit] = split_number(text, what);
+  if (!unit.empty()) {
+    throw UnitError(fmt::format("expected {}, got '{}' (no unit: the key names it)", what, text));
+  }
+  return value;
+}
+
+namespace {
+
 template <size_t N>
 double parse_with(std::string_view text, const std::array<Suffix, N>& suffixes,
                   std::string_view what, bool unit_optional) {

@@ -21,6 +21,8 @@ class UnitError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// A plain number whose unit its key names ("step_time_s=12.5"): no unit may follow.
+double parse_number(std::string_view text, std::string_view what);
 Time parse_time(std::string_view text);
 Bytes parse_bytes(std::string_view text);
 Bandwidth parse_bandwidth(std::string_view text);

@@ -133,9 +133,10 @@ TEST_CASE("cli: run simulates the default scenario", "[cli]") {
   CHECK(r.err.empty());
   const auto lines = lines_of(r.out);
   REQUIRE(lines.size() > 6);
-  CHECK_THAT(lines[0], Catch::StartsWith("llama3-8b on 8 x dgx-h100"));
-  CHECK_THAT(lines[0], Catch::Contains("TP1 PP1 DP4 CP2") && Catch::Contains("flow backend"));
-  CHECK(lines[1] == "calibration: built-in profile of dgx-h100");
+  CHECK(lines[0] == "scenario: <embedded default> | overrides: none");
+  CHECK_THAT(lines[1], Catch::StartsWith("llama3-8b on 8 x dgx-h100"));
+  CHECK_THAT(lines[1], Catch::Contains("TP1 PP1 DP4 CP2") && Catch::Contains("flow backend"));
+  CHECK(lines[2] == "calibration: built-in profile of dgx-h100");
   CHECK_THAT(r.out, Catch::Contains("\nstep time "));
   CHECK_THAT(r.out, Catch::Contains("\nthroughput "));
   CHECK_THAT(r.out, Catch::Contains("(MFU "));
@@ -319,4 +320,46 @@ TEST_CASE("cli: --version prints the version and the commit", "[cli]") {
   CHECK(std::regex_match(
       r.out,
       std::regex(R"(fabricsim \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)\n)")));
+}
+
+TEST_CASE("cli: topology and collective take run's --set fabric overrides", "[cli]") {
+  const std::vector<std::string> slow_nics = {"--set", "/system/fabric/nic_bandwidth=200 Gbps"};
+  auto summary = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"topology", "--gpus", "64", "--summary-json"});
+    const CliResult r = run_fabricsim(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json preset = summary({});
+  const nlohmann::json slow = summary(slow_nics);
+  // 400 Gb/s NICs are 50 GB/s per GPU; 200 Gb/s half that; NVLink untouched.
+  CHECK(preset["scale_out_GBps_per_gpu"].get<double>() == Approx(50));
+  CHECK(slow["scale_out_GBps_per_gpu"].get<double>() == Approx(25));
+  CHECK(slow["scale_up_GBps_per_gpu"] == preset["scale_up_GBps_per_gpu"]);
+  CHECK(slow["overrides"] == nlohmann::json::parse(
+                                 R"([{"pointer": "/system/fabric/nic_bandwidth",
+                                      "value": "200 Gbps"}])"));
+
+  auto busbw = [](int gpus, std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"collective", "--gpus", std::to_string(gpus), "-b", "1G", "-e", "1G", "--json"});
+    const CliResult r = run_fabricsim(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["rows"][0]["busbw_GBps"].get<double>();
+  };
+  // Across two servers the NICs bound the all-reduce; inside one server they are not used.
+  CHECK(busbw(16, slow_nics) < 0.9 * busbw(16, {}));
+  CHECK(busbw(8, slow_nics) == busbw(8, {}));
+
+  const CliResult outside = run_fabricsim({"collective", "--set", "/training/global_batch=8"});
+  CHECK(outside.code == 2);
+  CHECK_THAT(outside.err, Catch::Contains("expected a /system/... field"));
+  const CliResult own_flag = run_fabricsim({"topology", "--set", "/system/gpus=16"});
+  CHECK(own_flag.code == 2);
+  CHECK_THAT(own_flag.err, Catch::Contains("has its own flag here"));
+  const CliResult unknown = run_fabricsim({"topology", "--set", "/system/fabric/nic_speed=1"});
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("/system/fabric/nic_speed: unknown key"));
 }

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <tuple>
 
+#include "api/run_calibration.hpp"
 #include "api/training_run.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
@@ -16,6 +17,7 @@
 #include "models/system.hpp"
 #include "sim/file_write.hpp"
 #include "sim/input_error.hpp"
+#include "sim/unit_parse.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
@@ -64,6 +66,17 @@ class CalibrateCommand final : public Command {
     shapes_->add_option("scenario", scenario_file_, "Scenario JSON (default: the embedded one)");
     scenario_options_.add_to(*shapes_);
     shapes_->add_option("--output,-o", output_, "Write the shape list here (default: stdout)");
+    run_ = app_->add_subcommand(
+        "run",
+        "Fit the sustained kernel efficiency of a GPU and software stack to one measured run "
+        "and write it into a profile (every prediction that loads the profile uses it)");
+    run_->add_option("scenario", run_file_, "Scenario JSON of the measured run")->required();
+    run_options_.add_to(*run_);
+    run_->add_option("--measured", measured_,
+                     "What the run measured, METRIC=VALUE: step_time_s, tokens_per_s_per_gpu, "
+                     "tflops_per_gpu, hw_tflops_per_gpu, mfu or hfu (fractions 0-1)")
+        ->required();
+    run_->add_option("--output,-o", output_, "Profile to write")->required();
     builtin_ = app_->add_subcommand(
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
@@ -76,6 +89,7 @@ class CalibrateCommand final : public Command {
   int run(std::ostream& out, std::ostream&) override {
     if (builtin_->parsed()) return run_builtin(out);
     if (shapes_->parsed()) return run_shapes(out);
+    if (run_->parsed()) return run_run(out);
     return run_fit(out);
   }
 
@@ -221,6 +235,56 @@ class CalibrateCommand final : public Command {
   }
 
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
+  /// `calibrate run`: the run's scenario and measurement in, a profile naming the run out.
+  int run_run(std::ostream& out) {
+    const auto eq = measured_.find('=');
+    const std::optional<api::RunMetric> metric =
+        eq == std::string::npos ? std::nullopt : api::parse_run_metric(measured_.substr(0, eq));
+    if (!metric) {
+      throw sim::InputError(kCommandLine, "--measured",
+                            fmt::format("expected METRIC=VALUE with METRIC one of step_time_s, "
+                                        "tokens_per_s_per_gpu, tflops_per_gpu, "
+                                        "hw_tflops_per_gpu, mfu, hfu; got '{}'",
+                                        measured_));
+    }
+    double value = 0;
+    try {
+      value = sim::parse_number(measured_.substr(eq + 1),
+                                "a positive number in the metric's unit after '='");
+    } catch (const sim::UnitError& e) {
+      throw sim::InputError(kCommandLine, "--measured", e.what());
+    }
+    const api::Scenario sc = run_options_.scenario(run_file_);
+    const api::Evaluator cluster(sc);
+    const api::RunMeasurement m{
+        *metric, value, fmt::format("{} ({} = {:.6g})", run_file_, to_string(*metric), value)};
+    const api::RunFit fit = api::fit_sustained_efficiency(
+        cluster, sc, m, api::fidelity_of(sc.simulation.backend), "--measured");
+    calibration::CalibrationProfile profile = cluster.profile();
+    profile.compute = fit.compute;
+    profile.created = today();
+    calibration::Provenance prov;
+    prov.file = run_file_;
+    prov.format = "training_run";
+    prov.date = profile.created;
+    prov.notes = fmt::format(
+        "calibrate run: {} = {:.6g} measured, {:.6g} predicted before, {:.6g} after; sustained "
+        "efficiency {:.4f}",
+        to_string(*metric), value, fit.predicted_before, fit.predicted_after,
+        fit.compute.sustained_efficiency);
+    profile.provenance.push_back(prov);
+    profile.notes.push_back(prov.notes);
+    write_json(output_, calibration::profile_to_json(profile));
+    out << fmt::format(
+        "wrote {}\n  {} measured {:.6g}, predicted {:.6g} before (sustained efficiency {:.4f}), "
+        "{:.6g} after\n  sustained efficiency {:.4f} ({} simulated steps); use it with "
+        "--calibration {}\n",
+        output_, to_string(*metric), value, fit.predicted_before,
+        cluster.profile().compute.sustained_efficiency, fit.predicted_after,
+        fit.compute.sustained_efficiency, fit.evaluations, output_);
+    return 0;
+  }
+
   int run_shapes(std::ostream& out) {
     const api::Scenario sc = scenario_options_.scenario(scenario_file_);
     const models::Workload w = api::scenario_workload(sc, api::scenario_profile(sc));
@@ -295,6 +359,9 @@ class CalibrateCommand final : public Command {
   CLI::App* fit_ = nullptr;
   CLI::App* builtin_ = nullptr;
   CLI::App* shapes_ = nullptr;
+  CLI::App* run_ = nullptr;
+  std::string run_file_, measured_;
+  ScenarioOptions run_options_;
   std::string scenario_file_;
   ScenarioOptions scenario_options_;
   std::vector<std::string> gemm_files_;

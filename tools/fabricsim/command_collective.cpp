@@ -12,6 +12,7 @@
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
 #include "tools/fabricsim/profile_options.hpp"
+#include "tools/fabricsim/scenario_options.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -29,6 +30,7 @@ class CollectiveCommand final : public Command {
         "collective", "Predict what nccl-tests would measure: time, algbw and busbw per size");
     app_->add_option("--system", system_, "System preset")->default_val("dgx-h100");
     app_->add_option("--gpus", gpus_, "GPUs in the cluster")->default_val(8);
+    options_.add_set_to(*app_);
     app_->add_option("--ranks", ranks_, "GPUs in the communicator (default: all)")
         ->check(positive_count());
     app_->add_option("--op", op_,
@@ -55,7 +57,7 @@ class CollectiveCommand final : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     if (json_ && csv_) throw sim::InputError(kCommandLine, "--csv", "give either --json or --csv");
-    const models::System system = system_from_flags(system_, gpus_);
+    const models::System system = options_.system(system_, gpus_);
     const int ranks = ranks_ > 0 ? ranks_ : gpus_;
     if (ranks > gpus_) {
       throw sim::InputError(
@@ -112,8 +114,9 @@ class CollectiveCommand final : public Command {
         models::make_group_layout(*system.topology, request.ranks).domain_count(),
         system.topology->info().gpus_per_domain, models::to_string(backend), routing_,
         profile.source);
+    const ScenarioRecord record = options_.system_record(system_, gpus_);
     if (!json_ && !csv_) {
-      out << title << "\n";
+      out << title << "\n# " << record_text(record) << "\n";
       out << fmt::format("#{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}  {:<14} {}\n", "size", "count",
                          "type", "time", "algbw", "busbw", "algorithm", "protocol");
       out << fmt::format("#{:>14} {:>13} {:>8} {:>11} {:>8} {:>8}\n", "(B)", "(elements)", "",
@@ -166,6 +169,7 @@ class CollectiveCommand final : public Command {
                           {"routing", routing_},
                           {"calibration", profile.source},
                           {"rows", rows}};
+    add_record(doc, record);
     if (json_) out << doc.dump(2) << "\n";
     if (output) {
       std::string text;
@@ -190,6 +194,7 @@ class CollectiveCommand final : public Command {
  private:
   std::string system_;
   int gpus_ = 8;
+  ScenarioOptions options_;
   int ranks_ = 0;
   std::string op_;
   std::string min_bytes_;

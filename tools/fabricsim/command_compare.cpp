@@ -60,9 +60,11 @@ class CompareCommand final : public Command {
     }
     const std::vector<api::ComparisonRow> rows = api::compare_scenarios(labels, scenarios, prices);
     if (json_) {
-      out << api::comparison_to_json(rows).dump(2) << "\n";
+      nlohmann::json j = api::comparison_to_json(rows);
+      add_record(j, options_.record(base_file));
+      out << j.dump(2) << "\n";
     } else {
-      out << api::comparison_to_text(rows);
+      out << record_text(options_.record(base_file)) << "\n" << api::comparison_to_text(rows);
     }
     return rows.front().report.step ? 0 : 3;
   }

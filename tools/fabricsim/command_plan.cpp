@@ -86,9 +86,11 @@ class PlanCommand final : public Command {
     const api::Scenario scenario = options_.search_base(file_);
     const api::PlanSearch search = api::search_plans(scenario, constraints, options_search_);
     if (json_) {
-      out << api::search_to_json(search, scenario).dump(2) << "\n";
+      nlohmann::json j = api::search_to_json(search, scenario);
+      add_record(j, options_.record(file_));
+      out << j.dump(2) << "\n";
     } else {
-      out << api::search_to_text(search, scenario);
+      out << record_text(options_.record(file_)) << "\n" << api::search_to_text(search, scenario);
     }
     if (search.ranked.empty()) {
       std::string why;

@@ -45,9 +45,10 @@ class RunCommand final : public Command {
     if (json_) {
       nlohmann::json j = api::report_to_json(report);
       if (goodput) j["goodput"] = api::goodput_to_json(*goodput);
+      add_record(j, options_.record(file_));
       out << j.dump(2) << "\n";
     } else {
-      out << api::report_to_text(report);
+      out << record_text(options_.record(file_)) << "\n" << api::report_to_text(report);
       if (goodput) out << "\n" << api::goodput_to_text(*goodput);
     }
     if (trace && report.step) {

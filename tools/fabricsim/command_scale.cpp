@@ -65,7 +65,8 @@ class ScaleCommand final : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     nlohmann::json doc = options_.document(file_);
-    apply_flags(doc);
+    ScenarioRecord record = options_.record(file_);
+    apply_flags(doc, record);
     const std::string source = file_.empty() ? "<scenario>" : file_;
     const api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(doc, source).root());
 
@@ -96,7 +97,7 @@ class ScaleCommand final : public Command {
       }
       out << row_text(r) << std::endl;
     };
-    if (!json_) out << header(doc, source) << std::flush;
+    if (!json_) out << header(doc, source) << "# " << record_text(record) << "\n" << std::flush;
     const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
     if (jsonl) jsonl->close();
     if (json_) {
@@ -104,6 +105,7 @@ class ScaleCommand final : public Command {
       for (const api::ScalingRow& r : rows)
         j["rows"].push_back(api::scaling_row_json(r));
       j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+      add_record(j, record);
       out << j.dump(2) << "\n";
     } else {
       out << "\n" << api::scaling_summary_text(rows, kNearLinear);
@@ -114,35 +116,40 @@ class ScaleCommand final : public Command {
   }
 
  private:
-  void apply_flags(nlohmann::json& doc) const {
+  /// The study flags, each a change of the "scale" section that `record` lists.
+  void apply_flags(nlohmann::json& doc, ScenarioRecord& record) const {
     nlohmann::json& scale = doc["scale"];
+    auto set = [&](const char* key, const nlohmann::json& value) {
+      scale[key] = value;
+      record.overrides.push_back({std::string("/scale/") + key, value});
+    };
     if (!systems_.empty()) {
-      scale["systems"] = systems_;
+      set("systems", systems_);
     } else if (!options_.system().empty()) {
-      scale["systems"] = {options_.system()};
+      set("systems", {options_.system()});
     }
     if (!counts_.empty()) {
       scale.erase("max_gpus");
-      scale["gpus"] = counts_;
+      set("gpus", counts_);
     }
     if (max_gpus_ > 0) {
       if (!counts_.empty()) {
         throw sim::InputError(kCommandLine, "--max-gpus", "give either --gpu-counts or --max-gpus");
       }
       scale.erase("gpus");
-      scale["max_gpus"] = max_gpus_;
+      set("max_gpus", max_gpus_);
     }
     if (!mode_.empty()) {
       if (mode_ == "both") {
-        scale["modes"] = {"weak", "strong"};
+        set("modes", {"weak", "strong"});
       } else if (mode_ == "weak" || mode_ == "strong") {
-        scale["modes"] = {mode_};
+        set("modes", {mode_});
       } else {
         throw sim::InputError(kCommandLine, "--mode",
                               fmt::format("expected weak, strong or both, got '{}'", mode_));
       }
     }
-    if (strong_batch_ > 0) scale["strong_global_batch"] = strong_batch_;
+    if (strong_batch_ > 0) set("strong_global_batch", strong_batch_);
   }
 
   static std::string header(const nlohmann::json& doc, const std::string& source) {

@@ -90,9 +90,11 @@ class SizeCommand final : public Command {
     const nlohmann::json base = options_.document(file_);
     const std::vector<api::SizingRow> rows = api::size_clusters(base, request, prices);
     if (json_) {
-      out << api::sizing_to_json(rows, request, prices).dump(2) << "\n";
+      nlohmann::json j = api::sizing_to_json(rows, request, prices);
+      add_record(j, options_.record(file_));
+      out << j.dump(2) << "\n";
     } else {
-      out << api::sizing_to_text(rows, request);
+      out << record_text(options_.record(file_)) << "\n" << api::sizing_to_text(rows, request);
     }
     const bool any = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.met; });
     if (!any) {

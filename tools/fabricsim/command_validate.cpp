@@ -24,6 +24,10 @@ class ValidateCommand final : public Command {
     app_->add_flag("--hold-out-source", options_.hold_out_source,
                    "Predict GEMM and collective cases with parameters fitted to the other sources "
                    "of the file only (out-of-sample check of the calibration)");
+    app_->add_flag("--anchor", options_.anchor,
+                   "Anchored validation: per source, system, framework version and precision, "
+                   "fit the sustained efficiency to the case with the fewest GPUs (reported "
+                   "under anchors, never scored) and predict the group's other cases with it");
     app_->add_flag("--print-scenarios", print_scenarios_,
                    "Print the scenario each training case maps to (for `fabricsim run`) and stop");
     add_profile_option(*app_, options_.calibration);

@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 
 #include "tools/fabricsim/cli_options.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::tools {
 
-void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
+void ScenarioOptions::add_set_to(CLI::App& app) {
   // One value per occurrence, so a scenario file after it stays positional.
   app.add_option("--set", sets_, "Set a scenario field: /json/pointer=value (repeatable)")
       ->allow_extra_args(false);
+}
+
+void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
+  add_set_to(app);
   app.add_option("--system", system_, "System preset");
   app.add_option("--gpus", gpus_, "Number of GPUs")->check(positive_count());
   app.add_option("--model", model_, "Model preset");
@@ -36,7 +41,7 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
                "Let NCCL use IB SHARP (CollNet, NCCL_COLLNET_ENABLE=1) where the fabric has it");
 }
 
-nlohmann::json ScenarioOptions::document(const std::string& file) const {
+std::vector<api::Assignment> ScenarioOptions::overrides() const {
   // Checked before the file is read: in "--set /x 2" the 2 would be taken as the scenario file.
   for (const std::string& a : sets_) {
     if (a.find('=') == std::string::npos) {
@@ -45,15 +50,13 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
           fmt::format("expected /json/pointer=value, got '{}' (no spaces around '=')", a));
     }
   }
-  nlohmann::json doc = api::default_scenario_json();
-  if (!file.empty()) doc = sim::load_json_file(file).root().raw();
-  std::vector<std::string> sets;
+  std::vector<api::Assignment> out;
   auto set = [&](const std::string& pointer, const nlohmann::json& value) {
-    sets.push_back(pointer + "=" + value.dump());
+    out.push_back({pointer, value});
   };
   if (!system_.empty()) set("/system/preset", system_);
   if (gpus_ > 0) set("/system/gpus", gpus_);
-  if (!model_.empty()) doc["model"] = {{"preset", model_}};
+  if (!model_.empty()) set("/model", {{"preset", model_}});
   if (tp_ > 0) set("/parallelism/tp", tp_);
   if (pp_ > 0) set("/parallelism/pp", pp_);
   if (cp_ > 0) set("/parallelism/cp", cp_);
@@ -62,11 +65,7 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (mb_ > 0) set("/parallelism/micro_batch", mb_);
   if (zero_ >= 0) set("/parallelism/zero", zero_);
   if (!recompute_.empty()) set("/parallelism/recompute", recompute_);
-  if (dp_ > 0) {
-    set("/parallelism/dp", dp_);
-  } else if ((gpus_ > 0 || tp_ > 0 || pp_ > 0 || cp_ > 0) && doc.contains("parallelism")) {
-    doc["parallelism"].erase("dp");  // re-derived from the new GPU count or plan
-  }
+  if (dp_ > 0) set("/parallelism/dp", dp_);
   if (gbs_ > 0) set("/training/global_batch", gbs_);
   if (seq_ > 0) set("/training/seq_len", seq_);
   if (!precision_.empty()) set("/training/precision", precision_);
@@ -75,9 +74,58 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   if (!calibration_.empty()) set("/calibration", calibration_);
   if (ignore_memory_) set("/simulation/ignore_memory", true);
   if (collnet_) set("/simulation/collnet", true);
-  api::apply_assignments(doc, sets, kCommandLine);
-  api::apply_assignments(doc, sets_, kCommandLine);
+  for (const std::string& a : sets_)
+    out.push_back(api::parse_assignment(a, kCommandLine));
+  return out;
+}
+
+ScenarioRecord ScenarioOptions::record(const std::string& file) const {
+  return {file.empty() ? std::string("<embedded default>") : file, overrides()};
+}
+
+nlohmann::json ScenarioOptions::document(const std::string& file) const {
+  const std::vector<api::Assignment> sets = overrides();
+  nlohmann::json doc = api::default_scenario_json();
+  if (!file.empty()) doc = sim::load_json_file(file).root().raw();
+  if (dp_ == 0 && (gpus_ > 0 || tp_ > 0 || pp_ > 0 || cp_ > 0) && doc.contains("parallelism")) {
+    doc["parallelism"].erase("dp");  // re-derived from the new GPU count or plan
+  }
+  for (const api::Assignment& a : sets)
+    sim::set_at_pointer(doc, a.pointer, a.value, kCommandLine);
   return doc;
+}
+
+ScenarioRecord ScenarioOptions::system_record(const std::string& preset, int gpus) const {
+  ScenarioRecord record{fmt::format("preset {}, {} GPUs", preset, gpus), overrides()};
+  for (const api::Assignment& a : record.overrides) {
+    if (!a.pointer.starts_with("/system/")) {
+      throw sim::InputError(kCommandLine, "--set",
+                            fmt::format("expected a /system/... field (the system is all this "
+                                        "command builds), got '{}'",
+                                        a.pointer));
+    }
+    if (a.pointer == "/system/preset" || a.pointer == "/system/gpus" ||
+        a.pointer.starts_with("/system/routing")) {
+      throw sim::InputError(
+          kCommandLine, "--set",
+          fmt::format("{} has its own flag here (--system, --gpus, --routing)", a.pointer));
+    }
+  }
+  return record;
+}
+
+models::System ScenarioOptions::system(const std::string& preset, int gpus) const {
+  const ScenarioRecord record = system_record(preset, gpus);
+  // Without overrides the flags are checked as flags (errors name --gpus and --system).
+  if (record.overrides.empty()) return system_from_flags(preset, gpus);
+  nlohmann::json doc = {{"system", {{"preset", preset}, {"gpus", gpus}}}};
+  for (const api::Assignment& a : record.overrides)
+    sim::set_at_pointer(doc, a.pointer, a.value, kCommandLine);
+  const sim::JsonDocument parsed(doc, kCommandLine);
+  api::Scenario sc;
+  api::read_system(parsed.root().as_object().required("system"), sc);
+  const topologies::SystemPreset& p = *topologies::find_system(sc.system);
+  return {sc.cluster.system, *topologies::find_gpu(p.gpu), p.cpu, sc.topology};
 }
 
 api::Scenario ScenarioOptions::scenario(const std::string& file) const {

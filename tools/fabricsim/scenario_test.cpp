@@ -144,8 +144,11 @@ TEST_CASE("the software section picks a stack preset that explicit keys override
   CHECK(overridden.lowering.software.attention == models::AttentionKernel::cudnn);
   CHECK(overridden.plan.tp_comm_overlap);
   // An unknown framework falls back to the documented default.
-  CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
+  CHECK(read(scenario_doc({"/software={\"framework\": \"hai-llm\"}"})).lowering.software.id ==
         "default");
+  // A framework without version or date: its newest preset.
+  CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
+        "deepspeed-2023");
 }
 
 TEST_CASE("missing required scenario fields are named", "[scenario][bad-input]") {

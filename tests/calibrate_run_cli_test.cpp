@@ -1,0 +1,124 @@
+// `fabricsim calibrate run` and `fabricsim validate --anchor` end to end.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "calibration/profile.hpp"
+#include "tests/run_cli.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tests/shared_reference.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::testing;
+
+namespace {
+
+/// llama2-7b cut to 4 layers on one DGX H100, TP8.
+constexpr const char* kScenario = R"({
+  "system": {"preset": "dgx-h100", "gpus": 8},
+  "model": {"preset": "llama2-7b", "layers": 4},
+  "parallelism": {"tp": 8, "pp": 1, "micro_batch": 1, "zero": 1},
+  "training": {"global_batch": 8, "seq_len": 4096},
+  "simulation": {"backend": "analytical"}
+})";
+
+}  // namespace
+
+TEST_CASE("cli: calibrate run writes a profile that reproduces the run", "[cli][calibrate]") {
+  const ScratchDir dir("cli-calibrate-run");
+  const std::string scenario = dir.file("run.json");
+  std::ofstream(scenario) << kScenario;
+  const CliResult zero = run_fabricsim({"run", scenario, "--json"});
+  REQUIRE(zero.code == 0);
+  const double zero_shot = nlohmann::json::parse(zero.out)["tokens_per_s_per_gpu"];
+  const std::string profile = dir.file("anchored.json");
+  const double measured = 0.8 * zero_shot;
+  const CliResult fit =
+      run_fabricsim({"calibrate", "run", scenario, "--measured",
+                     "tokens_per_s_per_gpu=" + std::to_string(measured), "-o", profile});
+  INFO(fit.err);
+  REQUIRE(fit.code == 0);
+  CHECK_THAT(fit.out, Catch::Contains("sustained efficiency 0.7"));
+  const calibration::CalibrationProfile p = calibration::load_profile(profile);
+  CHECK(p.compute.sustained_efficiency < 0.8);
+  CHECK_THAT(p.compute.sustained_source, Catch::Contains(scenario));
+  CHECK(p.provenance.back().format == "training_run");
+  const CliResult again = run_fabricsim({"run", scenario, "--json", "--calibration", profile});
+  REQUIRE(again.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(again.out);
+  CHECK(j["tokens_per_s_per_gpu"].get<double>() == Approx(measured).epsilon(1e-3));
+  CHECK_THAT(j["calibration"].dump(), Catch::Contains("sustained efficiency"));
+}
+
+TEST_CASE("cli: calibrate run rejects bad measurements", "[cli][calibrate][bad-input]") {
+  const ScratchDir dir("cli-calibrate-run-bad");
+  const std::string out = dir.file("p.json");
+  const std::string scenario = dir.file("run.json");
+  std::ofstream(scenario) << kScenario;
+  for (const std::string bad : {"tokens=5", "step_time_s", "step_time_s=", "step_time_s=-1",
+                                "step_time_s=3 s", "mfu=1e400", "step_time_s=1e-12"}) {
+    INFO(bad);
+    const CliResult r = run_fabricsim({"calibrate", "run", scenario, "--measured", bad, "-o", out});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--measured"));
+  }
+}
+
+TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
+          "[cli][calibrate][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  const std::string cases = shared_case("dev-training.json");
+  const CliResult r =
+      run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain", "--set",
+                     "/simulation/backend=analytical", "--anchor", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["anchors"].size() == 1);  // one source, system, framework version and precision
+  const nlohmann::json& a = j["anchors"][0];
+  CHECK(a["id"] == "nemo2407-pretrain-LLAMA2-7B-8");
+  std::set<std::string> scored;
+  for (const auto& row : j["rows"])
+    scored.insert(row["id"].get<std::string>());
+  CHECK_FALSE(scored.count(a["id"].get<std::string>()));
+  CHECK(a["scored_cases"].get<size_t>() == scored.size());
+  CHECK(a["sustained_efficiency"].get<double>() > 0.05);
+  // Without --anchor every case is scored, the anchor among them, and nothing is anchored.
+  const CliResult plain =
+      run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain", "--set",
+                     "/simulation/backend=analytical", "--json"});
+  REQUIRE(plain.code == 0);
+  const nlohmann::json p = nlohmann::json::parse(plain.out);
+  CHECK_FALSE(p.contains("anchors"));
+  std::set<std::string> all;
+  for (const auto& row : p["rows"])
+    all.insert(row["id"].get<std::string>());
+  CHECK(all.size() == scored.size() + 1);
+}
+
+TEST_CASE("cli: validate searches the plan of a case that does not state it", "[cli][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  std::ifstream in(shared_case("dev-training.json"));
+  const nlohmann::json all = nlohmann::json::parse(in);
+  nlohmann::json c;
+  for (const auto& x : all) {
+    if (x["id"] == "nemo2407-pretrain-LLAMA2-7B-8") c = x;
+  }
+  REQUIRE(c.is_object());
+  for (const char* key : {"tp", "pp", "dp", "cp", "vp", "micro_batch"})
+    c["parallelism"][key] = nullptr;
+  c["id"] = "unstated-plan";
+  const ScratchDir dir("cli-validate-unstated");
+  const std::string file = dir.file("cases.json");
+  std::ofstream(file) << nlohmann::json::array({c}).dump();
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE_FALSE(j["rows"].empty());
+  CHECK(j["skipped"].empty());
+  CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
+             Catch::Contains("plan not stated: searched TP"));
+}
