@@ -47,6 +47,17 @@ def without_wall_times(doc):
     return doc
 
 
+def from_dict(result):
+    """A result of a dict input as the CLI gives it for that dict in a file: the same but for
+    the base it records (the dict is "<scenario>", as in error messages)."""
+    assert result["base"] == "<scenario>" and result["overrides"] == []
+    return {k: v for k, v in without_wall_times(result).items() if k != "base"}
+
+
+def without_base(result):
+    return {k: v for k, v in result.items() if k != "base"}
+
+
 def cli_json(*args):
     return without_wall_times(json.loads(cli(*args).stdout))
 
@@ -71,8 +82,9 @@ def test_import_and_version():
 def test_run_equals_cli_json(tmp_path):
     path = write(tmp_path, "s.json", SCENARIO)
     expected = cli_json("run", path, "--json")
-    assert without_wall_times(fabricsim.run(SCENARIO)) == expected
     assert without_wall_times(fabricsim.run(path)) == expected
+    assert expected["base"] == path
+    assert from_dict(fabricsim.run(SCENARIO)) == without_base(expected)
     assert expected["feasible"] and expected["step_time_s"] > 0
 
 
@@ -126,11 +138,11 @@ def test_plan_equals_cli_json(tmp_path):
     path = write(tmp_path, "s.json", SCENARIO)
     expected = cli_json("plan", path, "--json", "--top", "2", "--max-micro-batch", "2")
     got = fabricsim.plan(SCENARIO, top=2, max_micro_batch=2)
-    assert without_wall_times(got) == expected
+    assert from_dict(got) == without_base(expected)
     assert len(got["plans"]) > 0
     fixed = fabricsim.plan(SCENARIO, fix=["tp=4"], top=0, max_micro_batch=2)
-    assert without_wall_times(fixed) == cli_json("plan", path, "--json", "--top", "0",
-                                                 "--max-micro-batch", "2", "--fix", "tp=4")
+    assert without_wall_times(fabricsim.plan(path, fix=["tp=4"], top=0, max_micro_batch=2)) == \
+        cli_json("plan", path, "--json", "--top", "0", "--max-micro-batch", "2", "--fix", "tp=4")
     assert fixed["analytical_ranking"]
     assert all(p["plan"].startswith("TP4 ") for p in fixed["analytical_ranking"])
     with pytest.raises(fabricsim.InputError, match="tp"):
@@ -144,7 +156,8 @@ def test_scale_equals_cli_json(tmp_path):
     path = write(tmp_path, "s.json", doc)
     expected = cli_json("scale", path, "--json")
     got = fabricsim.scale(doc)
-    assert without_wall_times(got) == expected
+    assert from_dict(got) == without_base(expected)
+    assert without_wall_times(fabricsim.scale(path)) == expected
     assert [r["gpus"] for r in got["rows"]] == [8, 16, 32]
 
 

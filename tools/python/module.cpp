@@ -24,6 +24,7 @@
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 #include "tools/fabricsim/cli.hpp"
+#include "tools/fabricsim/scenario_record.hpp"
 #include "tools/fabricsim/version.hpp"
 #include "topologies/spec_error.hpp"
 
@@ -36,23 +37,28 @@ namespace {
 constexpr double kNearLinear = 0.9;
 
 /// A document given as a file name (read as the CLI reads it) or as JSON text; neither: the
-/// embedded default scenario, as the CLI's verbs take when no file is given.
+/// embedded default scenario, as the CLI's verbs take when no file is given. `base` is what the
+/// outputs record as their scenario's base (the CLI's record, with no overrides: a dict holds
+/// its changes itself).
 struct Document {
   nlohmann::json doc;
   std::string source;
+  tools::ScenarioRecord base;
 };
 
 Document document(const std::string& file, const std::string& text, const char* unnamed) {
-  if (!file.empty()) return {sim::load_json_file(file).root().raw(), file};
-  if (!text.empty()) return {nlohmann::json::parse(text), unnamed};
-  return {api::default_scenario_json(), unnamed};
+  if (!file.empty()) return {sim::load_json_file(file).root().raw(), file, {file, {}}};
+  if (!text.empty()) return {nlohmann::json::parse(text), unnamed, {unnamed, {}}};
+  return {api::default_scenario_json(), unnamed, {"<embedded default>", {}}};
 }
 
 std::string run(const std::string& file, const std::string& text) {
   const Document d = document(file, text, "<scenario>");
   const py::gil_scoped_release unlocked;
   const api::Scenario scenario = api::read_scenario(sim::JsonDocument(d.doc, d.source).root());
-  return api::report_to_json(api::run_training(scenario)).dump();
+  nlohmann::json j = api::report_to_json(api::run_training(scenario));
+  tools::add_record(j, d.base);
+  return j.dump();
 }
 
 std::string plan(const std::string& file, const std::string& text,
@@ -70,7 +76,10 @@ std::string plan(const std::string& file, const std::string& text,
   options.threads = threads;
   const py::gil_scoped_release unlocked;
   const api::Scenario scenario = api::read_search_base(d.doc, d.source);
-  return api::search_to_json(api::search_plans(scenario, constraints, options), scenario).dump();
+  nlohmann::json j =
+      api::search_to_json(api::search_plans(scenario, constraints, options), scenario);
+  tools::add_record(j, d.base);
+  return j.dump();
 }
 
 std::string scale(const std::string& file, const std::string& text) {
@@ -84,6 +93,7 @@ std::string scale(const std::string& file, const std::string& text) {
   for (const api::ScalingRow& r : rows)
     j["rows"].push_back(api::scaling_row_json(r));
   j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+  tools::add_record(j, d.base);
   return j.dump();
 }
 
