@@ -158,6 +158,13 @@ def test_scale_equals_cli_json(tmp_path):
     got = fabricsim.scale(doc)
     assert from_dict(got) == without_base(expected)
     assert without_wall_times(fabricsim.scale(path)) == expected
+    # With the plan searched at every size: the rows name their plan, the systems are compared.
+    doc["scale"]["replan"] = True
+    path = write(tmp_path, "replan.json", doc)
+    expected = cli_json("scale", path, "--json")
+    got = without_wall_times(fabricsim.scale(path, threads=2))
+    assert got == expected
+    assert "comparison" in got and all(r.get("plan") for r in got["rows"] if r["feasible"])
     assert [r["gpus"] for r in got["rows"]] == [8, 16, 32]
 
 

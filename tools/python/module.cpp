@@ -82,17 +82,23 @@ std::string plan(const std::string& file, const std::string& text,
   return j.dump();
 }
 
-std::string scale(const std::string& file, const std::string& text) {
+// The same keys as `fabricsim scale --json` (tools/fabricsim/command_scale.cpp assembles them
+// there; a shared api function for the whole output would remove this copy of the assembly).
+std::string scale(const std::string& file, const std::string& text, int threads) {
   const Document d = document(file, text, "<scenario>");
   const py::gil_scoped_release unlocked;
-  const api::ScalingStudy study =
-      api::read_scaling_study(sim::JsonDocument(d.doc, d.source).root());
+  api::ScalingStudy study = api::read_scaling_study(sim::JsonDocument(d.doc, d.source).root());
+  study.threads = threads;
   const std::vector<api::ScalingRow> rows =
       api::run_scaling_study(d.doc, d.source, study, [](const api::ScalingRow&) {});
   nlohmann::json j = {{"rows", nlohmann::json::array()}};
   for (const api::ScalingRow& r : rows)
     j["rows"].push_back(api::scaling_row_json(r));
   j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+  if (study.replan) j["comparison"] = api::scaling_comparison_json(rows);
+  if (const std::vector<std::string> warnings = api::scaling_warnings(rows); !warnings.empty()) {
+    j["warnings"] = warnings;
+  }
   tools::add_record(j, d.base);
   return j.dump();
 }
@@ -159,7 +165,7 @@ PYBIND11_MODULE(_fabricsim, m) {
   m.def("run", &python::run, py::arg("file"), py::arg("text"));
   m.def("plan", &python::plan, py::arg("file"), py::arg("text"), py::arg("fix"), py::arg("top"),
         py::arg("threads"), py::arg("max_tp"), py::arg("max_pp"), py::arg("max_micro_batch"));
-  m.def("scale", &python::scale, py::arg("file"), py::arg("text"));
+  m.def("scale", &python::scale, py::arg("file"), py::arg("text"), py::arg("threads"));
   m.def("sweep", &python::sweep, py::arg("file"), py::arg("text"), py::arg("threads"),
         py::arg("output"), py::arg("resume"), py::arg("shard"));
   m.def("cli", &python::cli, py::arg("args"));

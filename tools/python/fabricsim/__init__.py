@@ -43,9 +43,10 @@ def plan(scenario=None, *, fix=(), top=5, threads=1, max_tp=0, max_pp=0, max_mic
                                       max_pp, max_micro_batch))
 
 
-def scale(scenario=None):
-    """Scaling study of a scenario and its "scale" section: ``fabricsim scale [FILE] --json``."""
-    return json.loads(_fabricsim.scale(*_document(scenario)))
+def scale(scenario=None, *, threads=1):
+    """Scaling study of a scenario and its "scale" section (``"replan": true`` searches the plan
+    at every size): ``fabricsim scale [FILE] --json [--threads N]``."""
+    return json.loads(_fabricsim.scale(*_document(scenario), threads))
 
 
 def sweep(spec, *, threads=1, output=None, resume=False, shard=None):
