@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/confidence.hpp"
 #include "models/cost_model.hpp"
 #include "models/parallel_plan.hpp"
 #include "sim/json_reader.hpp"
@@ -81,6 +82,7 @@ struct ScalingRow {
   std::optional<double> efficiency;  ///< absent when the baseline is infeasible
   std::vector<ScalingLoss> losses;   ///< largest first
   double simulate_wall_s = 0;
+  Confidence confidence;  ///< of the system's calibration (the same on every row of a system)
 };
 
 /// Runs the study on a scenario document (JSON after flags and --set), calling `on_row` as each
@@ -100,6 +102,11 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
 /// relative to the best system. Empty with fewer than two systems.
 nlohmann::json scaling_comparison_json(const std::vector<ScalingRow>& rows);
 std::string scaling_comparison_text(const nlohmann::json& comparison);
+
+/// Per system, in study order: "confidence on <system>: <calibration>; GEMM ...", one line each.
+std::string scaling_confidence_text(const std::vector<ScalingRow>& rows);
+/// Per system: its confidence object (confidence_to_json).
+nlohmann::json scaling_confidence_json(const std::vector<ScalingRow>& rows);
 
 /// One line per system and mode whose global batch passes kLargestPublishedBatchTokens.
 std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows);

@@ -101,7 +101,12 @@ class ScaleCommand final : public Command {
     }
     std::string group;
     auto on_row = [&](const api::ScalingRow& r) {
-      if (jsonl) jsonl->write(api::scaling_row_json(r).dump() + "\n");
+      if (jsonl) {
+        // Each line stands alone, so it carries its system's confidence too.
+        nlohmann::json line = api::scaling_row_json(r);
+        line["confidence"] = api::confidence_to_json(r.confidence);
+        jsonl->write(line.dump() + "\n");
+      }
       if (json_) return;
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
@@ -131,12 +136,14 @@ class ScaleCommand final : public Command {
       for (const api::ScalingRow& r : rows)
         j["rows"].push_back(api::scaling_row_json(r));
       j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+      j["confidence"] = api::scaling_confidence_json(rows);
       if (study.replan) j["comparison"] = comparison;
       if (!warnings.empty()) j["warnings"] = warnings;
       add_record(j, record);
       out << j.dump(2) << "\n";
     } else {
       out << "\n" << api::scaling_summary_text(rows, kNearLinear);
+      out << "\n" << api::scaling_confidence_text(rows);
       if (!comparison.empty()) out << "\n" << api::scaling_comparison_text(comparison);
       if (!warnings.empty()) out << "\n";
       for (const std::string& w : warnings)
