@@ -1,6 +1,6 @@
-// Every verb that predicts states how sure it is (api/confidence): run, scale (one line and one
-// JSON object per system, and on every --jsonl row) and plan print the same statement, and a
-// preset nothing was measured on says so.
+// Every verb that predicts states how sure it is (api/confidence): run, scale and size (one line
+// and one JSON object per system; scale also on every --jsonl row), plan and compare print the
+// same statement, and a preset nothing was measured on says so.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -34,15 +34,15 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 
 /// `run --json`'s confidence object on a system (the default scenario otherwise).
 nlohmann::json run_confidence(const std::string& system, const std::string& gpus) {
-  return nlohmann::json::parse(ok({"run", "--system", system, "--gpus", gpus, "--backend",
-                                   "analytical", "--json"})
-                                   .out)
+  return nlohmann::json::parse(
+             ok({"run", "--system", system, "--gpus", gpus, "--backend", "analytical", "--json"})
+                 .out)
       .at("confidence");
 }
 
-const std::vector<std::string> kScale = {"scale",      "--systems", "dgx-h100,vr-nvl144",
-                                         "--gpu-counts", "8,16",    "--mode",
-                                         "weak",       "--backend", "analytical"};
+const std::vector<std::string> kScale = {"scale",        "--systems", "dgx-h100,vr-nvl144",
+                                         "--gpu-counts", "8,16",      "--mode",
+                                         "weak",         "--backend", "analytical"};
 
 }  // namespace
 
@@ -54,8 +54,7 @@ TEST_CASE("cli: scale states one confidence line per system", "[cli][confidence]
   CHECK_THAT(lines[0], Catch::StartsWith("confidence on dgx-h100: built-in profile of dgx-h100; "
                                          "GEMM bf16: ") &&
                            Catch::Contains(" points (median ") &&
-                           Catch::Contains("documented defaults") &&
-                           !Catch::Contains("ANNOUNCED"));
+                           Catch::Contains("documented defaults") && !Catch::Contains("ANNOUNCED"));
   CHECK_THAT(lines[1],
              Catch::StartsWith("confidence on vr-nvl144: built-in profile of vr-nvl72; ") &&
                  Catch::Contains("ANNOUNCED system: vendor figures, not measured"));
@@ -95,7 +94,7 @@ TEST_CASE("cli: scale --json and --jsonl carry each system's confidence", "[cli]
 }
 
 TEST_CASE("cli: plan states the confidence of its search", "[cli][confidence]") {
-  const std::vector<std::string> base = {"plan",  "--system", "gb300-nvl72", "--gpus", "8",
+  const std::vector<std::string> base = {"plan",  "--system", "gb300-nvl72",       "--gpus", "8",
                                          "--top", "0",        "--max-micro-batch", "1"};
   const CliResult text = ok(base);
   const std::vector<std::string> lines = lines_starting(text.out, "confidence: ");
@@ -111,4 +110,58 @@ TEST_CASE("cli: plan states the confidence of its search", "[cli][confidence]") 
   REQUIRE(j.contains("confidence"));
   CHECK(j["confidence"] == run_confidence("gb300-nvl72", "8"));
   CHECK_THAT(lines[0], Catch::EndsWith(j["confidence"]["summary"].get<std::string>()));
+}
+
+TEST_CASE("cli: size states each system's confidence", "[cli][confidence]") {
+  const std::vector<std::string> base = {"size",
+                                         "--model",
+                                         "llama2-7b",
+                                         "--set",
+                                         "/model/layers=8",
+                                         "--global-batch",
+                                         "32",
+                                         "--seq-len",
+                                         "4096",
+                                         "--tokens",
+                                         "1B",
+                                         "--gpus",
+                                         "8",
+                                         "--systems",
+                                         "dgx-h100,vr-nvl72"};
+  const CliResult text = ok(base);
+  const std::vector<std::string> lines = lines_starting(text.out, "confidence on ");
+  REQUIRE(lines.size() == 2);
+  CHECK_THAT(lines[0], Catch::StartsWith("confidence on dgx-h100: built-in profile of dgx-h100; "
+                                         "GEMM bf16: "));
+  CHECK_THAT(lines[1],
+             Catch::StartsWith("confidence on vr-nvl72: built-in profile of vr-nvl72; ") &&
+                 Catch::EndsWith("ANNOUNCED system: vendor figures, not measured"));
+  std::vector<std::string> json_args = base;
+  json_args.push_back("--json");
+  const nlohmann::json j = nlohmann::json::parse(ok(json_args).out);
+  REQUIRE(j["systems"].size() == 2);
+  CHECK(j["systems"][0]["confidence"] == run_confidence("dgx-h100", "8"));
+  CHECK(j["systems"][1]["confidence"]["announced"] == true);
+}
+
+TEST_CASE("cli: compare states one confidence line, or one per row when they differ",
+          "[cli][confidence]") {
+  const std::vector<std::string> fabric = {"compare",
+                                           "--gpus",
+                                           "16",
+                                           "--backend",
+                                           "analytical",
+                                           "--vary",
+                                           "/system/fabric/nic_bandwidth=400Gbps,100Gbps"};
+  const CliResult same = ok(fabric);
+  // A slower NIC changes the fabric, not the calibration behind the prediction.
+  const std::vector<std::string> shared = lines_starting(same.out, "confidence");
+  REQUIRE(shared.size() == 1);
+  CHECK_THAT(shared[0], Catch::StartsWith("confidence: built-in profile of dgx-h100; "));
+  const CliResult systems = ok({"compare", "--gpus", "8", "--backend", "analytical", "--vary",
+                                "/system/preset=dgx-h100,vr-nvl72"});
+  const std::vector<std::string> each = lines_starting(systems.out, "confidence");
+  REQUIRE(each.size() == 3);
+  CHECK_THAT(each[2], Catch::StartsWith("confidence on /system/preset=vr-nvl72: ") &&
+                          Catch::Contains("ANNOUNCED"));
 }
