@@ -319,6 +319,15 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   return sc;
 }
 
+Scenario read_search_base(nlohmann::json doc, const std::string& source) {
+  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
+    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
+      doc["parallelism"].erase(key);
+  }
+  const sim::JsonDocument parsed(std::move(doc), source);
+  return read_scenario(parsed.root(), false);
+}
+
 nlohmann::json plan_to_json(const models::ParallelPlan& p) {
   const models::Placement placement(p, p.gpus());
   return {{"tp", p.tp},

@@ -62,6 +62,11 @@ void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assi
 /// scenario's plan as the base for the choices they do not make).
 Scenario read_scenario(const sim::JsonValue& root, bool check_plan = true);
 
+/// A scenario document as the base of a plan search (`plan`, the Python module): the sizes of its
+/// plan (tp, pp, dp, cp, ep, vp, micro_batch) are dropped, since the search chooses them, and the
+/// rest is read without checking the plan. `source` names the document for errors.
+Scenario read_search_base(nlohmann::json doc, const std::string& source);
+
 /// Reads a scenario's "system" section into `scenario`: preset, GPU count, routing, NVLink and
 /// fabric overrides, and the topology they build (what a scaling study re-reads per size).
 void read_system(const sim::JsonValue& system, Scenario& scenario);

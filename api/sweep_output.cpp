@@ -163,6 +163,16 @@ void SweepOutput::close() {
   csv_->close();
 }
 
+std::vector<int64_t> sweep_todo(const SweepSpec& spec, SweepShard shard,
+                                const std::set<std::string>& done) {
+  std::vector<int64_t> todo;
+  const int64_t total = sweep_point_count(spec);
+  for (int64_t k = shard.index; k < total; k += shard.count) {
+    if (done.empty() || done.count(sweep_point(spec, k).id) == 0) todo.push_back(k);
+  }
+  return todo;
+}
+
 SweepMerge merge_sweep_outputs(const std::vector<std::string>& dirs, const std::string& out,
                                bool allow_missing) {
   if (dirs.empty()) throw sim::InputError("<command line>", "", "give the folders to merge");

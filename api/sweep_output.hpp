@@ -45,6 +45,11 @@ class SweepOutput {
   std::unique_ptr<sim::AppendFile> jsonl_, csv_;
 };
 
+/// The indices a run of `shard` evaluates, ascending: its points whose ids are not in `done`
+/// (a resumed folder's finished points). The CLI, its MPI ranks and the Python module share it.
+std::vector<int64_t> sweep_todo(const SweepSpec& spec, SweepShard shard,
+                                const std::set<std::string>& done);
+
 struct SweepMerge {
   int64_t points = 0;                ///< in the sweep
   int64_t merged = 0;                ///< distinct points written

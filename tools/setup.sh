@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(build-essential cmake ninja-build pkg-config libboost-dev libeigen3-dev
           nlohmann-json3-dev libcli11-dev catch2 libfmt-dev libbenchmark-dev libopenmpi-dev
-          openmpi-bin clang-format python3-matplotlib)
+          openmpi-bin clang-format python3-matplotlib pybind11-dev python3-dev python3-pytest)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

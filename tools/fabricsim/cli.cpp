@@ -13,6 +13,15 @@
 
 namespace fabricsim::tools {
 
+CliError cli_error(const std::exception& e) {
+  if (dynamic_cast<const sim::InputError*>(&e) != nullptr) return {2, e.what()};
+  if (const auto* spec = dynamic_cast<const topologies::SpecError*>(&e)) {
+    return {2, "<command line>: " + (spec->field().empty() ? "topology" : spec->field()) + ": " +
+                   spec->what()};
+  }
+  return {1, std::string("error: ") + e.what()};
+}
+
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{
       "fabricsim: fabric simulator and capacity planner for GPU training clusters.\n"
@@ -52,16 +61,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       const int code = c->run(out, err);
       sim::check_stream(out, "<standard output>");  // a full disk must not exit 0
       return code;
-    } catch (const sim::InputError& e) {
-      err << "fabricsim: " << e.what() << "\n";
-      return 2;
-    } catch (const topologies::SpecError& e) {
-      err << "fabricsim: <command line>: " << (e.field().empty() ? "topology" : e.field()) << ": "
-          << e.what() << "\n";
-      return 2;
     } catch (const std::exception& e) {
-      err << "fabricsim: error: " << e.what() << "\n";
-      return 1;
+      const CliError error = cli_error(e);
+      err << "fabricsim: " << error.message << "\n";
+      return error.code;
     }
   }
   return 0;

@@ -248,6 +248,17 @@ class CalibrateCommand final : public Command {
   }
 
   /// Distinct GEMM shapes of every pass of every stage, with how often one step runs each.
+  /// Writes `base` with a refitted compute profile and the provenance of what it was fitted to.
+  static void write_refitted(const std::string& path, calibration::CalibrationProfile base,
+                             const models::ComputeProfile& compute, calibration::Provenance prov) {
+    base.compute = compute;
+    base.created = today();
+    prov.date = base.created;
+    base.notes.push_back(prov.notes);
+    base.provenance.push_back(std::move(prov));
+    write_json(path, calibration::profile_to_json(base));
+  }
+
   /// `calibrate trace`: a trace's kernel classes, and with a scenario the fit of their parameters.
   int run_trace(std::ostream& out) {
     if (!trace_output_.empty() && trace_scenario_.empty()) {
@@ -301,19 +312,13 @@ class CalibrateCommand final : public Command {
                      {"attention_backward_efficiency", c.attention_backward_efficiency},
                      {"memory_efficiency", c.memory_efficiency}};
       if (!trace_output_.empty()) {
-        calibration::CalibrationProfile profile = cluster.profile();
-        profile.compute = fit.compute;
-        profile.created = today();
         calibration::Provenance prov;
         prov.file = trace_file_;
         prov.format = "kineto_trace";
         prov.gpu_name = t.gpu_name;
-        prov.date = profile.created;
         prov.notes =
             fmt::format("calibrate trace: {} steps, scenario {}", t.steps, trace_scenario_);
-        profile.provenance.push_back(prov);
-        profile.notes.push_back(prov.notes);
-        write_json(trace_output_, calibration::profile_to_json(profile));
+        write_refitted(trace_output_, cluster.profile(), fit.compute, std::move(prov));
         if (!trace_json_) out << "wrote " << trace_output_ << "\n";
       }
     }
@@ -346,21 +351,15 @@ class CalibrateCommand final : public Command {
         *metric, value, fmt::format("{} ({} = {:.6g})", run_file_, to_string(*metric), value)};
     const api::RunFit fit = api::fit_sustained_efficiency(
         cluster, sc, m, api::fidelity_of(sc.simulation.backend), "--measured");
-    calibration::CalibrationProfile profile = cluster.profile();
-    profile.compute = fit.compute;
-    profile.created = today();
     calibration::Provenance prov;
     prov.file = run_file_;
     prov.format = "training_run";
-    prov.date = profile.created;
     prov.notes = fmt::format(
         "calibrate run: {} = {:.6g} measured, {:.6g} predicted before, {:.6g} after; sustained "
         "efficiency {:.4f}",
         to_string(*metric), value, fit.predicted_before, fit.predicted_after,
         fit.compute.sustained_efficiency);
-    profile.provenance.push_back(prov);
-    profile.notes.push_back(prov.notes);
-    write_json(output_, calibration::profile_to_json(profile));
+    write_refitted(output_, cluster.profile(), fit.compute, std::move(prov));
     out << fmt::format(
         "wrote {}\n  {} measured {:.6g}, predicted {:.6g} before (sustained efficiency {:.4f}), "
         "{:.6g} after\n  sustained efficiency {:.4f} ({} simulated steps); use it with "

@@ -4,15 +4,21 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
+#include <set>
+#include <thread>
 
 #include "api/sweep_output.hpp"
 #include "api/sweep_runner.hpp"
 #include "api/sweep_spec.hpp"
 #include "sim/input_error.hpp"
+#include "tools/fabricsim/cli.hpp"
 #include "tools/fabricsim/cli_options.hpp"
 #include "tools/fabricsim/commands.hpp"
+#include "tools/fabricsim/sweep_ranks.hpp"
 
 namespace fabricsim::tools {
 namespace {
@@ -83,48 +89,148 @@ class SweepCommand final : public Command {
     if (resume_ && dir_.empty()) {
       throw sim::InputError(kCommandLine, "--resume", "needs the output folder (-o DIR)");
     }
-    const api::SweepSpec spec = api::load_sweep_spec(spec_file_);
-    const api::SweepShard shard =
-        shard_.empty() ? api::SweepShard{} : api::parse_sweep_shard(shard_, kCommandLine);
-    std::optional<api::SweepOutput> output;
-    if (!dir_.empty()) output.emplace(dir_, spec, shard, resume_);
-
-    const int64_t total = api::sweep_point_count(spec);
-    std::vector<int64_t> todo;
-    for (int64_t k = shard.index; k < total; k += shard.count) {
-      if (!output || output->done().count(api::sweep_point(spec, k).id) == 0) todo.push_back(k);
+    std::optional<SweepRanks> ranks;  // MPI is initialised only under an MPI launcher
+    if (launched_by_mpi()) ranks.emplace();
+    if (ranks && ranks->size() > 1) {
+      return ranks->rank() == 0 ? run_rank0(*ranks, out, err) : run_rank(*ranks, err);
     }
-    Progress progress(err, !quiet_ && ::isatty(STDERR_FILENO) == 1, todo.size());
-    std::map<int64_t, nlohmann::json> rows;  // without -o: printed in point order at the end
-    int64_t feasible = 0;
+    Sweep sweep(*this, err);
     const Clock::time_point start = Clock::now();
-    api::run_sweep(spec, todo, threads_, [&](const api::SweepPoint& p, const nlohmann::json& row) {
+    api::run_sweep(sweep.spec, sweep.todo, threads_,
+                   [&](const api::SweepPoint&, const nlohmann::json& row) { sweep.record(row); });
+    return sweep.finish(out, start, 1);
+  }
+
+ private:
+  /// One run's spec, output folder, points to do and rows so far (on one process, or on rank 0 of
+  /// an MPI job, which records every rank's rows).
+  struct Sweep {
+    Sweep(const SweepCommand& c, std::ostream& err)
+        : spec(api::load_sweep_spec(c.spec_file_)),
+          shard(c.shard_.empty() ? api::SweepShard{}
+                                 : api::parse_sweep_shard(c.shard_, kCommandLine)),
+          dir(c.dir_),
+          quiet(c.quiet_) {
+      if (!dir.empty()) output.emplace(dir, spec, shard, c.resume_);
+      todo = api::sweep_todo(spec, shard, output ? output->done() : std::set<std::string>{});
+      progress.emplace(err, !quiet && ::isatty(STDERR_FILENO) == 1, todo.size());
+    }
+
+    void record(const nlohmann::json& row) {
       if (output) {
         output->write(row);
       } else {
-        rows.emplace(p.index, row);
+        rows.emplace(row.at("index").get<int64_t>(), row);
       }
       feasible += row.at("feasible").get<bool>() ? 1 : 0;
-      progress.point_done();
-    });
-    progress.finish();
-    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-    if (!output) {
-      for (const auto& [index, row] : rows)
-        out << api::sweep_row_line(row);
+      progress->point_done();
+    }
+
+    int finish(std::ostream& out, Clock::time_point start, int processes) {
+      progress->finish();
+      const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+      if (!output) {
+        for (const auto& [index, row] : rows)
+          out << api::sweep_row_line(row);
+        return 0;
+      }
+      output->close();
+      if (!quiet) {
+        out << fmt::format("{} points evaluated ({} feasible) in {:.2f} s", todo.size(), feasible,
+                           wall);
+        if (processes > 1) out << fmt::format(" on {} MPI processes", processes);
+        if (output->done().size() > 0) {
+          out << fmt::format(", {} done before", output->done().size());
+        }
+        out << "; results in " << dir << "\n";
+      }
       return 0;
     }
-    output->close();
-    if (!quiet_) {
-      out << fmt::format("{} points evaluated ({} feasible) in {:.2f} s", todo.size(), feasible,
-                         wall);
-      if (output->done().size() > 0) out << fmt::format(", {} done before", output->done().size());
-      out << "; results in " << dir_ << "\n";
+
+    const api::SweepSpec spec;
+    const api::SweepShard shard;
+    const std::string dir;
+    const bool quiet;
+    std::optional<api::SweepOutput> output;
+    std::vector<int64_t> todo;
+    std::optional<Progress> progress;
+    std::map<int64_t, nlohmann::json> rows;  // without -o: printed in point order at the end
+    int64_t feasible = 0;
+  };
+
+  /// The points of `todo` rank `rank` of `size` evaluates: every size-th, so that each rank gets
+  /// a mix of the sweep's cheap and dear corners.
+  static std::vector<int64_t> share(const std::vector<int64_t>& todo, int rank, int size) {
+    std::vector<int64_t> mine;
+    for (size_t j = static_cast<size_t>(rank); j < todo.size(); j += static_cast<size_t>(size))
+      mine.push_back(todo[j]);
+    return mine;
+  }
+
+  /// Rank 0 reads the spec and the folder, sends the others the canonical spec and the points
+  /// to do, evaluates its share and writes every rank's rows as they arrive.
+  int run_rank0(const SweepRanks& ranks, std::ostream& out, std::ostream& err) {
+    std::unique_ptr<Sweep> sweep;
+    try {
+      sweep = std::make_unique<Sweep>(*this, err);
+    } catch (...) {
+      ranks.broadcast(std::nullopt);  // the others end; this rank reports the error
+      throw;
+    }
+    const nlohmann::json setup = {{"sweep", api::sweep_spec_json(sweep->spec)},
+                                  {"todo", sweep->todo}};
+    ranks.broadcast(setup.dump());
+    const Clock::time_point start = Clock::now();
+    std::mutex recording;
+    auto record = [&](const nlohmann::json& row) {
+      std::lock_guard<std::mutex> lock(recording);
+      sweep->record(row);
+    };
+    auto fail = [&](const std::exception& e) {
+      std::lock_guard<std::mutex> lock(recording);
+      const CliError error = cli_error(e);
+      err << "fabricsim: " << error.message << std::endl;
+      ranks.abort(error.code);
+    };
+    std::thread receiver([&] {
+      try {
+        ranks.receive_rows([&](const std::string& line) { record(nlohmann::json::parse(line)); });
+      } catch (const std::exception& e) {
+        fail(e);
+      }
+    });
+    try {
+      api::run_sweep(sweep->spec, share(sweep->todo, 0, ranks.size()), threads_,
+                     [&](const api::SweepPoint&, const nlohmann::json& row) { record(row); });
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+    receiver.join();
+    return sweep->finish(out, start, ranks.size());
+  }
+
+  /// A rank above 0 evaluates its share of the points rank 0 sent and sends each row back.
+  int run_rank(const SweepRanks& ranks, std::ostream& err) const {
+    const std::optional<std::string> setup = ranks.broadcast(std::nullopt);
+    if (!setup) return 2;
+    try {
+      const nlohmann::json doc = nlohmann::json::parse(*setup);
+      const api::SweepSpec spec =
+          api::read_sweep_spec(sim::JsonDocument(doc.at("sweep"), spec_file_).root());
+      const auto todo = doc.at("todo").get<std::vector<int64_t>>();
+      api::run_sweep(spec, share(todo, ranks.rank(), ranks.size()), threads_,
+                     [&](const api::SweepPoint&, const nlohmann::json& row) {
+                       ranks.send_row(api::sweep_row_line(row));
+                     });
+      ranks.finish();
+    } catch (const std::exception& e) {
+      const CliError error = cli_error(e);
+      err << fmt::format("fabricsim: rank {}: {}", ranks.rank(), error.message) << std::endl;
+      ranks.abort(error.code);
     }
     return 0;
   }
 
- private:
   int run_merge(std::ostream& out) const {
     const api::SweepMerge m = api::merge_sweep_outputs(merge_dirs_, merge_out_, allow_missing_);
     out << fmt::format("merged {} of {} points from {} folders into {}", m.merged, m.points,

@@ -135,13 +135,7 @@ api::Scenario ScenarioOptions::scenario(const std::string& file) const {
 }
 
 api::Scenario ScenarioOptions::search_base(const std::string& file) const {
-  nlohmann::json doc = document(file);
-  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
-    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
-      doc["parallelism"].erase(key);
-  }
-  const sim::JsonDocument parsed(doc, file.empty() ? std::string("<scenario>") : file);
-  return api::read_scenario(parsed.root(), false);
+  return api::read_search_base(document(file), file.empty() ? std::string("<scenario>") : file);
 }
 
 }  // namespace fabricsim::tools
