@@ -548,4 +548,17 @@ nlohmann::json scaling_confidence_json(const std::vector<ScalingRow>& rows) {
   return j;
 }
 
+nlohmann::json scaling_study_json(const std::vector<ScalingRow>& rows, const ScalingStudy& study) {
+  nlohmann::json j = {{"rows", nlohmann::json::array()}};
+  for (const ScalingRow& r : rows)
+    j["rows"].push_back(scaling_row_json(r));
+  j["summary"] = scaling_summary_text(rows, kNearLinearEfficiency);
+  j["confidence"] = scaling_confidence_json(rows);
+  if (study.replan) j["comparison"] = scaling_comparison_json(rows);
+  if (const std::vector<std::string> warnings = scaling_warnings(rows); !warnings.empty()) {
+    j["warnings"] = warnings;
+  }
+  return j;
+}
+
 }  // namespace fabricsim::api

@@ -94,6 +94,9 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
                                           const std::function<void(const ScalingRow&)>& on_row);
 
 nlohmann::json scaling_row_json(const ScalingRow& row);
+/// The efficiency from which the study's summary calls scaling near-linear.
+inline constexpr double kNearLinearEfficiency = 0.9;
+
 /// One line summarising, per system and mode, where scaling stays near-linear.
 std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold);
 
@@ -110,5 +113,10 @@ nlohmann::json scaling_confidence_json(const std::vector<ScalingRow>& rows);
 
 /// One line per system and mode whose global batch passes kLargestPublishedBatchTokens.
 std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows);
+
+/// The document `scale --json` prints (the scenario record aside): "rows", "summary" (at
+/// kNearLinearEfficiency), "confidence" per system, "comparison" with replan and "warnings"
+/// when there are any.
+nlohmann::json scaling_study_json(const std::vector<ScalingRow>& rows, const ScalingStudy& study);
 
 }  // namespace fabricsim::api

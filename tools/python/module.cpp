@@ -33,9 +33,6 @@ namespace py = pybind11;
 namespace fabricsim::python {
 namespace {
 
-// What `fabricsim scale` calls near-linear in its summary (tools/fabricsim/command_scale.cpp).
-constexpr double kNearLinear = 0.9;
-
 /// A document given as a file name (read as the CLI reads it) or as JSON text; neither: the
 /// embedded default scenario, as the CLI's verbs take when no file is given. `base` is what the
 /// outputs record as their scenario's base (the CLI's record, with no overrides: a dict holds
@@ -89,10 +86,7 @@ std::string scale(const std::string& file, const std::string& text) {
       api::read_scaling_study(sim::JsonDocument(d.doc, d.source).root());
   const std::vector<api::ScalingRow> rows =
       api::run_scaling_study(d.doc, d.source, study, [](const api::ScalingRow&) {});
-  nlohmann::json j = {{"rows", nlohmann::json::array()}};
-  for (const api::ScalingRow& r : rows)
-    j["rows"].push_back(api::scaling_row_json(r));
-  j["summary"] = api::scaling_summary_text(rows, kNearLinear);
+  nlohmann::json j = api::scaling_study_json(rows, study);
   tools::add_record(j, d.base);
   return j.dump();
 }
