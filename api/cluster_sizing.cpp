@@ -81,7 +81,13 @@ SizingRow size_one(const nlohmann::json& base, const std::string& system,
   const long long max_k = std::max(1, request.max_gpus / row.domain);
   auto at = [&](int k) {
     ++row.searches;
-    return evaluate_size(base, system, k * row.domain, request);
+    SizePoint p = evaluate_size(base, system, k * row.domain, request);
+    // Every size of a system rests on the same calibration: state it once, from the first
+    // size that could be read.
+    if (!row.confidence && !p.scenario.system.empty()) {
+      row.confidence = scenario_confidence(p.scenario);
+    }
+    return p;
   };
   auto meets = [&](const SizePoint& p) {
     return p.fits && (!request.days || p.days <= *request.days);
@@ -239,6 +245,7 @@ nlohmann::json sizing_to_json(const std::vector<SizingRow>& rows, const SizingRe
                         {"gpus", r.gpus},
                         {"searches", r.searches}};
     if (!r.reason.empty()) j["reason"] = r.reason;
+    if (r.confidence) j["confidence"] = confidence_to_json(*r.confidence);
     if (r.best.feasible() && r.best.step_time_s > 0) {
       j["plan"] = plan_result_json(r.best);
       j["days"] = r.days;
@@ -296,6 +303,12 @@ std::string sizing_to_text(const std::vector<SizingRow>& rows, const SizingReque
   out +=
       "eff.: tokens/s per GPU relative to the smallest size that fits; capital: systems + "
       "scale-out fabric; energy: facility energy x electricity price\n";
+  for (const SizingRow& r : rows) {
+    if (r.confidence) {
+      out += fmt::format("confidence on {}: {}\n", r.system,
+                         confidence_with_calibration(*r.confidence));
+    }
+  }
   return out;
 }
 

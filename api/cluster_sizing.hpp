@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/confidence.hpp"
 #include "api/plan_search.hpp"
 #include "models/cost_model.hpp"
 
@@ -38,6 +39,8 @@ struct SizingRow {
   int baseline_gpus = 0;  ///< the smallest size tried that fits, for the scaling efficiency
   double scaling_efficiency = 0;
   int searches = 0;
+  /// What the system's predictions rest on; absent when no size of it could be read.
+  std::optional<Confidence> confidence;
 };
 
 /// The plan constraints of a sizing search: one ZeRO stage (1), selective or full

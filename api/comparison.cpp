@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -133,6 +134,19 @@ std::string comparison_to_text(const std::vector<ComparisonRow>& rows) {
   out +=
       "chg: against the baseline (first row); eff.: tokens/s per GPU relative to the baseline; "
       "$/Mtok: rental price x GPU-hours per million tokens\n";
+  // What the rows rest on (`run --json` carries it per row): one line when they share it.
+  auto statement = [](const ComparisonRow& r) {
+    return confidence_with_calibration(r.report.confidence);
+  };
+  const bool shared = std::all_of(rows.begin(), rows.end(), [&](const ComparisonRow& r) {
+    return statement(r) == statement(rows.front());
+  });
+  if (shared && !rows.empty()) {
+    out += "confidence: " + statement(rows.front()) + "\n";
+  } else {
+    for (const ComparisonRow& r : rows)
+      out += fmt::format("confidence on {}: {}\n", r.label, statement(r));
+  }
   return out;
 }
 

@@ -2,10 +2,24 @@
 
 #include <fmt/format.h>
 
+#include "api/training_run.hpp"
+#include "topologies/system_presets.hpp"
+
 namespace fabricsim::api {
+
+std::string describe_calibration(const Scenario& s, const models::ComputeProfile& compute) {
+  std::string source = s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
+  if (!compute.sustained_source.empty()) {
+    source += fmt::format(", sustained efficiency {:.3f} from {}", compute.sustained_efficiency,
+                          compute.sustained_source);
+  }
+  return source;
+}
 
 Confidence assess_confidence(const calibration::CalibrationProfile& profile, const Scenario& s) {
   Confidence c;
+  c.system = s.system;
+  c.calibration = describe_calibration(s, profile.compute);
   const topologies::Precision p = s.training.precision;
   c.precision = std::string(topologies::to_string(p));
   if (auto it = profile.gemm_fit.find(c.precision); it != profile.gemm_fit.end()) {
@@ -20,12 +34,20 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   }
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
+  const topologies::SystemPreset* preset = topologies::find_system(s.system);
+  c.announced = preset != nullptr && preset->announced;
   c.unmeasured = !c.gemm_fitted && !c.collective_fitted;
   return c;
 }
 
+Confidence scenario_confidence(const Scenario& s) {
+  return assess_confidence(scenario_profile(s), s);
+}
+
 nlohmann::json confidence_to_json(const Confidence& c) {
-  return {{"gemm",
+  return {{"system", c.system},
+          {"calibration", c.calibration},
+          {"gemm",
            {{"precision", c.precision},
             {"fitted", c.gemm_fitted},
             {"points", c.gemm_points},
@@ -33,24 +55,38 @@ nlohmann::json confidence_to_json(const Confidence& c) {
           {"collectives", {{"fitted", c.collective_fitted}, {"points", c.collective_points}}},
           {"attention_memory_host", "documented defaults (not fitted)"},
           {"software", {{"preset", c.software}, {"documented", c.software_documented}}},
+          {"announced", c.announced},
           {"unmeasured", c.unmeasured},
           {"summary", confidence_line(c)}};
 }
 
 std::string confidence_line(const Confidence& c) {
+  // One point fits exactly whatever the model: its median error says nothing.
   std::string out =
-      c.gemm_fitted
-          ? fmt::format("GEMM {}: {} points (median {:.1f}%)", c.precision, c.gemm_points,
-                        100 * c.gemm_median)
-          : fmt::format("GEMM {}: no measurement of this GPU (inherited fit or default ceiling)",
-                        c.precision);
-  out += c.collective_fitted ? fmt::format("; collectives: {} points", c.collective_points)
-                             : "; collectives: NCCL-constant defaults, never measured here";
+      !c.gemm_fitted ? fmt::format(
+                           "GEMM {}: no measurement of this GPU (inherited fit or "
+                           "default ceiling)",
+                           c.precision)
+      : c.gemm_points == 1
+          ? fmt::format("GEMM {}: 1 point only (fit exact by construction)", c.precision)
+          : fmt::format("GEMM {}: {} points (median {:.1f}%)", c.precision, c.gemm_points,
+                        100 * c.gemm_median);
+  out += !c.collective_fitted       ? "; collectives: NCCL-constant defaults, never measured here"
+         : c.collective_points == 1 ? "; collectives: 1 point only"
+                                    : fmt::format("; collectives: {} points", c.collective_points);
   out += "; attention, memory-bound and host costs: documented defaults";
   out += fmt::format("; software {} ({})", c.software,
                      c.software_documented ? "documented" : "framework unknown: default stack");
-  if (c.unmeasured) out += "; UNMEASURED system: announced or inherited figures only";
+  if (c.announced) {
+    out += "; ANNOUNCED system: vendor figures, not measured";
+  } else if (c.unmeasured) {
+    out += "; UNMEASURED system: inherited figures only";
+  }
   return out;
+}
+
+std::string confidence_with_calibration(const Confidence& c) {
+  return c.calibration + "; " + confidence_line(c);
 }
 
 }  // namespace fabricsim::api

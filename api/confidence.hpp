@@ -1,18 +1,21 @@
 #pragma once
-// How much measured data a prediction rests on: for each calibrated part of the model (GEMMs of
-// the training precision, collectives, the software stack, the kernels that keep documented
-// defaults) whether it was fitted and to how many public points. Printed as one line by `run`
-// and carried under "confidence" in --json.
+// How much measured data a prediction rests on: the calibration profile behind it and, for each
+// calibrated part of the model (GEMMs of the training precision, collectives, the software
+// stack, the kernels that keep documented defaults), whether it was fitted and to how many public
+// points. `run`, `scale` and `plan` print it as one line and carry it under "confidence" in JSON.
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/scenario.hpp"
 #include "calibration/profile.hpp"
+#include "models/compute_profile.hpp"
 
 namespace fabricsim::api {
 
 struct Confidence {
+  std::string system;        ///< the system preset
+  std::string calibration;   ///< where the profile came from (describe_calibration)
   std::string precision;     ///< the GEMM precision of the training run
   bool gemm_fitted = false;  ///< GEMM efficiency fitted to measurements of this GPU
   int gemm_points = 0;       ///< measurements behind that fit
@@ -21,15 +24,26 @@ struct Confidence {
   int collective_points = 0;
   std::string software;  ///< the software preset
   bool software_documented = false;
+  /// The preset's figures are announcements, not a measured product (Vera Rubin).
+  bool announced = false;
   /// Nothing of this GPU or system was measured: figures are announced (e.g. Vera Rubin) or
   /// inherited from a related preset.
   bool unmeasured = false;
 };
 
+/// "built-in profile of <system>" (every preset has one) or the profile's path; with a
+/// run-calibrated sustained efficiency, that too.
+std::string describe_calibration(const Scenario& s, const models::ComputeProfile& compute);
 Confidence assess_confidence(const calibration::CalibrationProfile& profile, const Scenario& s);
+/// The confidence of `s` on its own calibration profile (scenario_profile): what a command that
+/// runs many plans or sizes of one system states once.
+Confidence scenario_confidence(const Scenario& s);
 nlohmann::json confidence_to_json(const Confidence& c);
 /// "GEMM fp8: 10 points (median 2.7%); collectives: 33 points; attention, memory-bound and host
 /// costs: documented defaults; software nemo-24.07 (documented)"
 std::string confidence_line(const Confidence& c);
+/// The calibration, then confidence_line: "built-in profile of dgx-h100; GEMM bf16: ...", the
+/// line `scale` and `plan` print (`run` prints the calibration on a line of its own).
+std::string confidence_with_calibration(const Confidence& c);
 
 }  // namespace fabricsim::api

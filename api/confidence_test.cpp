@@ -47,3 +47,45 @@ TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
   CHECK(c.software_documented);
   CHECK_THAT(confidence_line(c), Catch::Contains("no measurement of this GPU"));
 }
+
+TEST_CASE("confidence tells announced figures from inherited ones", "[confidence]") {
+  // Vera Rubin: announced, not measured (its alias names the same preset).
+  const Confidence rubin = scenario_confidence(
+      scenario({"/system/preset=vr-nvl144", "/system/gpus=72", "/training/global_batch=72"}));
+  CHECK(rubin.system == "vr-nvl72");
+  CHECK(rubin.calibration == "built-in profile of vr-nvl72");
+  CHECK(rubin.announced);
+  CHECK(rubin.unmeasured);
+  CHECK_THAT(confidence_line(rubin), Catch::EndsWith("ANNOUNCED system: vendor figures, not "
+                                                     "measured"));
+  // GB300 ships, but no public GEMM or collective point of it was fitted: inherited figures.
+  const Confidence gb300 = scenario_confidence(
+      scenario({"/system/preset=gb300-nvl72", "/system/gpus=72", "/training/global_batch=72"}));
+  CHECK_FALSE(gb300.announced);
+  CHECK(gb300.unmeasured);
+  CHECK_THAT(confidence_line(gb300), Catch::EndsWith("UNMEASURED system: inherited figures only") &&
+                                         Catch::Contains("no measurement of this GPU"));
+  CHECK(confidence_to_json(gb300)["announced"] == false);
+  CHECK(confidence_to_json(rubin)["announced"] == true);
+}
+
+TEST_CASE("confidence names one public point as one", "[confidence]") {
+  // GB200 NVL72's built-in profile: one bf16 GEMM point, which any fit matches exactly.
+  const Confidence c = scenario_confidence(scenario({"/system/preset=gb200-nvl72"}));
+  REQUIRE(c.gemm_points == 1);
+  CHECK_THAT(confidence_line(c), Catch::StartsWith("GEMM bf16: 1 point only (fit exact by "
+                                                   "construction)"));
+  CHECK(confidence_with_calibration(c) == "built-in profile of gb200-nvl72; " + confidence_line(c));
+}
+
+TEST_CASE("confidence names the calibration behind it", "[confidence]") {
+  Scenario s = scenario({});
+  models::ComputeProfile compute;
+  CHECK(describe_calibration(s, compute) == "built-in profile of dgx-h100");
+  s.calibration = "profiles/my-node.json";
+  CHECK(describe_calibration(s, compute) == "profiles/my-node.json");
+  compute.sustained_efficiency = 0.8;
+  compute.sustained_source = "one measured run";
+  CHECK(describe_calibration(s, compute) ==
+        "profiles/my-node.json, sustained efficiency 0.800 from one measured run");
+}

@@ -40,15 +40,6 @@ void check_not_saturated(const Scenario& s, const models::StepResult& step) {
                             "calibration profile is"));
 }
 
-std::string describe_calibration(const Scenario& s, const models::ComputeProfile& compute) {
-  std::string source = s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
-  if (!compute.sustained_source.empty()) {
-    source += fmt::format(", sustained efficiency {:.3f} from {}", compute.sustained_efficiency,
-                          compute.sustained_source);
-  }
-  return source;
-}
-
 }  // namespace
 
 struct Evaluator::State {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "api/confidence.hpp"
 #include "api/training_run.hpp"
 #include "models/memory_model.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -302,6 +303,7 @@ nlohmann::json search_to_json(const PlanSearch& s, const Scenario& scenario) {
   summary.erase("parallelism");
   summary.erase("backend");
   return {{"scenario", summary},
+          {"confidence", confidence_to_json(scenario_confidence(scenario))},
           {"plans", plans},
           {"rejected", rejected},
           {"evaluated", s.evaluated},
@@ -319,6 +321,8 @@ std::string search_to_text(const PlanSearch& s, const Scenario& scenario) {
       scenario.system, models::to_string(scenario.training.task),
       topologies::to_string(scenario.training.precision), scenario.training.global_batch,
       scenario.training.seq_len > 0 ? scenario.training.seq_len : scenario.model.seq_len);
+  out +=
+      fmt::format("confidence: {}\n", confidence_with_calibration(scenario_confidence(scenario)));
   out += fmt::format(
       "{} candidates, {} plans simulated (analytical ranking in {:.2f} s on {} thread(s); {} "
       "more fit but are bounded out by compute alone); top {} re-simulated at flow fidelity in "

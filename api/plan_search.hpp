@@ -112,7 +112,7 @@ int rank_of_shape(const PlanSearch& search, const models::ParallelPlan& plan);
 /// "TP2 PP1 DP4 CP1 mb1 zero1 selective" (EP and VP when above 1).
 std::string plan_label(const models::ParallelPlan& plan);
 nlohmann::json plan_result_json(const PlanResult& r);
-/// {"plans": [...top...], "rejected": {reason: count}, "evaluated": N, ...}.
+/// {"confidence": {...}, "plans": [...top...], "rejected": {reason: count}, "evaluated": N, ...}.
 nlohmann::json search_to_json(const PlanSearch& search, const Scenario& scenario);
 std::string search_to_text(const PlanSearch& search, const Scenario& scenario);
 

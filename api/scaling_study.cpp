@@ -196,12 +196,22 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
 
   std::vector<ScalingRow> rows;
   for (const std::string& system : study.systems) {
+    // What the rows of this system rest on: its preset's profile (sizes do not change it).
+    Scenario probe = given;
+    const auto system_file = study.system_files.find(system);
+    probe.system =
+        topologies::find_system(system_file == study.system_files.end()
+                                    ? system
+                                    : system_file->second.at("preset").get<std::string>())
+            ->name;
+    const Confidence confidence = scenario_confidence(probe);
     for (ScalingMode mode : study.modes) {
       std::optional<Baseline> baseline;
       for (size_t i = 0; i < study.gpus.size(); ++i) {
         const int n = study.gpus[i];
         ScalingRow row;
         row.system = system;
+        row.confidence = confidence;
         const auto file = study.system_files.find(system);
         row.preset = file == study.system_files.end()
                          ? system
@@ -505,6 +515,50 @@ std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows) {
         kLargestPublishedBatchTokens / 1e6));
   }
   return out;
+}
+
+namespace {
+
+/// The first row of each system, in study order.
+std::vector<const ScalingRow*> first_row_per_system(const std::vector<ScalingRow>& rows) {
+  std::vector<const ScalingRow*> first;
+  for (const ScalingRow& r : rows) {
+    if (std::none_of(first.begin(), first.end(),
+                     [&](const ScalingRow* f) { return f->system == r.system; })) {
+      first.push_back(&r);
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
+std::string scaling_confidence_text(const std::vector<ScalingRow>& rows) {
+  std::string out;
+  for (const ScalingRow* r : first_row_per_system(rows))
+    out += fmt::format("confidence on {}: {}\n", r->system,
+                       confidence_with_calibration(r->confidence));
+  return out;
+}
+
+nlohmann::json scaling_confidence_json(const std::vector<ScalingRow>& rows) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const ScalingRow* r : first_row_per_system(rows))
+    j[r->system] = confidence_to_json(r->confidence);
+  return j;
+}
+
+nlohmann::json scaling_study_json(const std::vector<ScalingRow>& rows, const ScalingStudy& study) {
+  nlohmann::json j = {{"rows", nlohmann::json::array()}};
+  for (const ScalingRow& r : rows)
+    j["rows"].push_back(scaling_row_json(r));
+  j["summary"] = scaling_summary_text(rows, kNearLinearEfficiency);
+  j["confidence"] = scaling_confidence_json(rows);
+  if (study.replan) j["comparison"] = scaling_comparison_json(rows);
+  if (const std::vector<std::string> warnings = scaling_warnings(rows); !warnings.empty()) {
+    j["warnings"] = warnings;
+  }
+  return j;
 }
 
 }  // namespace fabricsim::api

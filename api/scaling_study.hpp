@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/confidence.hpp"
 #include "models/cost_model.hpp"
 #include "models/parallel_plan.hpp"
 #include "sim/json_reader.hpp"
@@ -81,6 +82,7 @@ struct ScalingRow {
   std::optional<double> efficiency;  ///< absent when the baseline is infeasible
   std::vector<ScalingLoss> losses;   ///< largest first
   double simulate_wall_s = 0;
+  Confidence confidence;  ///< of the system's calibration (the same on every row of a system)
 };
 
 /// Runs the study on a scenario document (JSON after flags and --set), calling `on_row` as each
@@ -92,6 +94,9 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
                                           const std::function<void(const ScalingRow&)>& on_row);
 
 nlohmann::json scaling_row_json(const ScalingRow& row);
+/// The efficiency from which the study's summary calls scaling near-linear.
+inline constexpr double kNearLinearEfficiency = 0.9;
+
 /// One line summarising, per system and mode, where scaling stays near-linear.
 std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double threshold);
 
@@ -101,7 +106,17 @@ std::string scaling_summary_text(const std::vector<ScalingRow>& rows, double thr
 nlohmann::json scaling_comparison_json(const std::vector<ScalingRow>& rows);
 std::string scaling_comparison_text(const nlohmann::json& comparison);
 
+/// Per system, in study order: "confidence on <system>: <calibration>; GEMM ...", one line each.
+std::string scaling_confidence_text(const std::vector<ScalingRow>& rows);
+/// Per system: its confidence object (confidence_to_json).
+nlohmann::json scaling_confidence_json(const std::vector<ScalingRow>& rows);
+
 /// One line per system and mode whose global batch passes kLargestPublishedBatchTokens.
 std::vector<std::string> scaling_warnings(const std::vector<ScalingRow>& rows);
+
+/// The document `scale --json` prints (the scenario record aside): "rows", "summary" (at
+/// kNearLinearEfficiency), "confidence" per system, "comparison" with replan and "warnings"
+/// when there are any.
+nlohmann::json scaling_study_json(const std::vector<ScalingRow>& rows, const ScalingStudy& study);
 
 }  // namespace fabricsim::api

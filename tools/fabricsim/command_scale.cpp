@@ -17,8 +17,6 @@
 namespace fabricsim::tools {
 namespace {
 
-constexpr double kNearLinear = 0.9;
-
 /// A row of the table; with a token budget a days column follows the efficiency, with replan
 /// the plan chosen comes before the losses.
 std::string row_text(const api::ScalingRow& r, bool days, bool plan) {
@@ -101,7 +99,12 @@ class ScaleCommand final : public Command {
     }
     std::string group;
     auto on_row = [&](const api::ScalingRow& r) {
-      if (jsonl) jsonl->write(api::scaling_row_json(r).dump() + "\n");
+      if (jsonl) {
+        // Each line stands alone, so it carries its system's confidence too.
+        nlohmann::json line = api::scaling_row_json(r);
+        line["confidence"] = api::confidence_to_json(r.confidence);
+        jsonl->write(line.dump() + "\n");
+      }
       if (json_) return;
       const std::string g = r.system + api::to_string(r.mode);
       if (g != group) {
@@ -123,20 +126,16 @@ class ScaleCommand final : public Command {
       out << header(doc, source, study.replan) << "# " << record_text(record) << "\n" << std::flush;
     const std::vector<api::ScalingRow> rows = api::run_scaling_study(doc, source, study, on_row);
     if (jsonl) jsonl->close();
-    const std::vector<std::string> warnings = api::scaling_warnings(rows);
-    const nlohmann::json comparison =
-        study.replan ? api::scaling_comparison_json(rows) : nlohmann::json::array();
     if (json_) {
-      nlohmann::json j = {{"rows", nlohmann::json::array()}};
-      for (const api::ScalingRow& r : rows)
-        j["rows"].push_back(api::scaling_row_json(r));
-      j["summary"] = api::scaling_summary_text(rows, kNearLinear);
-      if (study.replan) j["comparison"] = comparison;
-      if (!warnings.empty()) j["warnings"] = warnings;
+      nlohmann::json j = api::scaling_study_json(rows, study);
       add_record(j, record);
       out << j.dump(2) << "\n";
     } else {
-      out << "\n" << api::scaling_summary_text(rows, kNearLinear);
+      const std::vector<std::string> warnings = api::scaling_warnings(rows);
+      const nlohmann::json comparison =
+          study.replan ? api::scaling_comparison_json(rows) : nlohmann::json::array();
+      out << "\n" << api::scaling_summary_text(rows, api::kNearLinearEfficiency);
+      out << "\n" << api::scaling_confidence_text(rows);
       if (!comparison.empty()) out << "\n" << api::scaling_comparison_text(comparison);
       if (!warnings.empty()) out << "\n";
       for (const std::string& w : warnings)

@@ -33,9 +33,6 @@ namespace py = pybind11;
 namespace fabricsim::python {
 namespace {
 
-// What `fabricsim scale` calls near-linear in its summary (tools/fabricsim/command_scale.cpp).
-constexpr double kNearLinear = 0.9;
-
 /// A document given as a file name (read as the CLI reads it) or as JSON text; neither: the
 /// embedded default scenario, as the CLI's verbs take when no file is given. `base` is what the
 /// outputs record as their scenario's base (the CLI's record, with no overrides: a dict holds
@@ -82,8 +79,6 @@ std::string plan(const std::string& file, const std::string& text,
   return j.dump();
 }
 
-// The same keys as `fabricsim scale --json` (tools/fabricsim/command_scale.cpp assembles them
-// there; a shared api function for the whole output would remove this copy of the assembly).
 std::string scale(const std::string& file, const std::string& text, int threads) {
   const Document d = document(file, text, "<scenario>");
   const py::gil_scoped_release unlocked;
@@ -91,14 +86,7 @@ std::string scale(const std::string& file, const std::string& text, int threads)
   study.threads = threads;
   const std::vector<api::ScalingRow> rows =
       api::run_scaling_study(d.doc, d.source, study, [](const api::ScalingRow&) {});
-  nlohmann::json j = {{"rows", nlohmann::json::array()}};
-  for (const api::ScalingRow& r : rows)
-    j["rows"].push_back(api::scaling_row_json(r));
-  j["summary"] = api::scaling_summary_text(rows, kNearLinear);
-  if (study.replan) j["comparison"] = api::scaling_comparison_json(rows);
-  if (const std::vector<std::string> warnings = api::scaling_warnings(rows); !warnings.empty()) {
-    j["warnings"] = warnings;
-  }
+  nlohmann::json j = api::scaling_study_json(rows, study);
   tools::add_record(j, d.base);
   return j.dump();
 }
