@@ -18,6 +18,10 @@ namespace fabricsim::api {
 struct CasePlanSizes {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   bool searched = false;
+  /// Only the micro-batch is searched: a fully sharded data-parallel run (FSDP, ZeRO-3) that does
+  /// not state it. Every micro-batch gathers the parameters again there, so such runs take the
+  /// largest micro-batch that fits rather than accumulate many small ones.
+  bool micro_batch_searched = false;
   std::map<std::string, int> fixed;  ///< what the case states: "tp", "pp", "cp", "dp", "ep", ...
 };
 CasePlanSizes case_plan_sizes(const calibration::Case& c);

@@ -188,6 +188,12 @@ TEST_CASE("training case: an unstated plan is searched with what the case states
   CHECK_FALSE(f.searched);
   CHECK(sizes_of(f) == std::array<int, 4>{1, 1, 1, 64});
   CHECK(training_case_scenario(dense_case({}, {}, {}, {})).contains("comment"));
+  // Fully sharded with the micro-batch unstated: only the micro-batch is searched.
+  CHECK(f.micro_batch_searched);
+  calibration::Case stated = fsdp;
+  stated.parallelism->micro_batch = 2;
+  CHECK_FALSE(case_plan_sizes(stated).micro_batch_searched);
+  CHECK_FALSE(case_plan_sizes(dense_case(8, 1, 1, 8)).micro_batch_searched);  // ZeRO 1: as is
 }
 
 TEST_CASE("training case: FP4 of unstated flavour trains as NVFP4", "[cases]") {

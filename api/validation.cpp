@@ -279,14 +279,28 @@ Scenario training_scenario(const calibration::Case& c, const ValidationOptions& 
   const sim::JsonDocument parsed(doc, "case " + c.id);
   const CasePlanSizes sizes = case_plan_sizes(c);
   Scenario scenario = read_scenario(parsed.root(), !sizes.searched);
-  if (!sizes.searched) return scenario;
+  if (!sizes.searched && !sizes.micro_batch_searched) return scenario;
   // An unstated plan: the best one the search finds with what the case does state (analytical
-  // ranking), as a user of that software would choose it.
+  // ranking), as a user of that software would choose it. Only the micro-batch unstated: that
+  // one size, everything else as the case and its defaults give it.
   PlanConstraints constraints;
   constraints.fixed = sizes.fixed;
+  if (sizes.micro_batch_searched) {
+    const models::ParallelPlan& p = scenario.plan;
+    constraints.fixed = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp},    {"dp", p.dp},
+                         {"ep", p.ep}, {"vp", p.vp}, {"zero", p.zero}};
+    constraints.recompute = {p.recompute};
+    constraints.search_overlap = false;
+    constraints.search_order = false;
+    constraints.allow_unbalanced = p.balanced_pipeline;
+    constraints.max_micro_batch = std::max(1, scenario.training.global_batch / std::max(1, p.dp));
+  }
   SearchOptions search;
   search.top = 0;
-  const PlanSearch found = search_plans(scenario, constraints, search);
+  // The search keeps to plans that fit, whatever the case scenario's ignore_memory says.
+  Scenario base = scenario;
+  base.ignore_memory = false;
+  const PlanSearch found = search_plans(base, constraints, search);
   if (found.ranked.empty()) {
     throw sim::InputError("case " + c.id, "/parallelism",
                           fmt::format("the case does not state its plan and no plan with what it "
@@ -309,10 +323,13 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
       100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() / r.memory.capacity,
       r.memory.fits ? "" : " (does not fit)");
-  if (case_plan_sizes(c).searched) {
+  const CasePlanSizes sizes = case_plan_sizes(c);
+  if (sizes.searched) {
     const models::ParallelPlan& p = scenario.plan;
     detail += fmt::format(", plan not stated: searched TP{} PP{} DP{} CP{} EP{} mb{}", p.tp, p.pp,
                           p.dp, p.cp, p.ep, p.micro_batch);
+  } else if (sizes.micro_batch_searched) {
+    detail += fmt::format(", micro-batch not stated: searched mb{}", scenario.plan.micro_batch);
   }
   auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
     if (!measured) return;

@@ -151,3 +151,31 @@ TEST_CASE("cli: calibrate trace reads a real trace and fits a profile", "[cli][c
   CHECK(run_fabricsim({"calibrate", "trace", trace, "-o", profile}).code == 2);
   CHECK(run_fabricsim({"calibrate", "trace", dir.file("absent.json")}).code == 2);
 }
+
+TEST_CASE("cli: validate searches the micro-batch of an FSDP case that does not state it",
+          "[cli][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  std::ifstream in(shared_case("dev-training.json"));
+  const nlohmann::json all = nlohmann::json::parse(in);
+  nlohmann::json c;
+  for (const auto& x : all) {
+    if (x["id"] == "mpt-a100-40gb-7b-s2048-g8") c = x;
+  }
+  REQUIRE(c.is_object());
+  REQUIRE(c["parallelism"]["fsdp"] == true);
+  c["parallelism"]["micro_batch"] = nullptr;
+  c["id"] = "fsdp-unstated-mb";
+  const ScratchDir dir("cli-validate-fsdp-mb");
+  const std::string file = dir.file("cases.json");
+  std::ofstream(file) << nlohmann::json::array({c}).dump();
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE_FALSE(j["rows"].empty());
+  const std::string detail = j["rows"][0]["detail"];
+  CHECK_THAT(detail, Catch::Contains("micro-batch not stated: searched mb"));
+  // The search keeps to plans that fit, although validate simulates with ignore_memory.
+  CHECK_THAT(detail, !Catch::Contains("does not fit"));
+}
