@@ -9,6 +9,7 @@
 #include "api/scenario.hpp"
 #include "calibration/cases.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/kineto_trace.hpp"
 #include "calibration/profile.hpp"
 #include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
@@ -18,7 +19,7 @@
 namespace fabricsim::testing {
 namespace {
 
-constexpr std::string_view kReaders = "TSPLCGNKF";
+constexpr std::string_view kReaders = "TSPLCGNKRF";
 
 // Scenarios that build more GPUs than this are skipped: they are valid, only slow to build, and
 // the size limits themselves are tested in tests/hardening_test.cpp.
@@ -74,6 +75,9 @@ void read(char reader, std::string_view text) {
     case 'K':
       calibration::measurements_from_cases(
           calibration::read_cases(sim::parse_json_text(text, name).root()));
+      break;
+    case 'R':
+      calibration::read_kineto_trace(sim::parse_json_text(text, name).root());
       break;
     default:
       calibration::detect_format(name, text);
