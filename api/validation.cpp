@@ -311,6 +311,26 @@ Scenario training_scenario(const calibration::Case& c, const ValidationOptions& 
   return scenario;
 }
 
+/// What a training case measured of `metric`.
+std::optional<double> measured_of(const calibration::Case& c, RunMetric metric) {
+  const calibration::CaseMeasured& m = c.measured;
+  switch (metric) {
+    case RunMetric::step_time_s:
+      return m.step_time_s;
+    case RunMetric::tokens_per_s_per_gpu:
+      return m.tokens_per_s_per_gpu;
+    case RunMetric::tflops_per_gpu:
+      return m.tflops_per_gpu;
+    case RunMetric::hw_tflops_per_gpu:
+      return m.hw_tflops_per_gpu;
+    case RunMetric::mfu:
+      return m.mfu;
+    case RunMetric::hfu:
+      return m.hfu;
+  }
+  return std::nullopt;
+}
+
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
@@ -331,17 +351,16 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   } else if (sizes.micro_batch_searched) {
     detail += fmt::format(", micro-batch not stated: searched mb{}", scenario.plan.micro_batch);
   }
-  auto add = [&](const char* metric, std::optional<double> measured, double predicted) {
-    if (!measured) return;
-    report.rows.push_back({c.id, c.source, c.system, metric, std::nullopt, predicted, *measured,
-                           (predicted - *measured) / *measured, detail});
-  };
-  add("tflops_per_gpu", c.measured.tflops_per_gpu, m.model_tflops_per_gpu);
-  add("hw_tflops_per_gpu", c.measured.hw_tflops_per_gpu, m.hw_tflops_per_gpu);
-  add("mfu", c.measured.mfu, m.mfu);
-  add("hfu", c.measured.hfu, m.hfu);
-  add("step_time_s", c.measured.step_time_s, m.step_time_s);
-  add("tokens_per_s_per_gpu", c.measured.tokens_per_s_per_gpu, m.tokens_per_s_per_gpu);
+  // In the order the rows have always been listed.
+  for (const RunMetric metric :
+       {RunMetric::tflops_per_gpu, RunMetric::hw_tflops_per_gpu, RunMetric::mfu, RunMetric::hfu,
+        RunMetric::step_time_s, RunMetric::tokens_per_s_per_gpu}) {
+    const std::optional<double> measured = measured_of(c, metric);
+    if (!measured) continue;
+    const double predicted = metric_value(m, metric);
+    report.rows.push_back({c.id, c.source, c.system, std::string(to_string(metric)), std::nullopt,
+                           predicted, *measured, (predicted - *measured) / *measured, detail});
+  }
   if (c.measured.time_to_train_min) {
     report.skipped.push_back({c.id, "time_to_train_min needs the benchmark's token target"});
   }
@@ -350,16 +369,11 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
 /// The measurement an anchor is fitted to: what the source measured most directly (throughput
 /// or step time before the FLOP-convention metrics, whose counting may differ from ours).
 std::optional<RunMeasurement> anchor_measurement(const calibration::Case& c) {
-  const calibration::CaseMeasured& m = c.measured;
-  const std::pair<RunMetric, std::optional<double>> order[] = {
-      {RunMetric::tokens_per_s_per_gpu, m.tokens_per_s_per_gpu},
-      {RunMetric::step_time_s, m.step_time_s},
-      {RunMetric::tflops_per_gpu, m.tflops_per_gpu},
-      {RunMetric::hw_tflops_per_gpu, m.hw_tflops_per_gpu},
-      {RunMetric::mfu, m.mfu},
-      {RunMetric::hfu, m.hfu}};
-  for (const auto& [metric, value] : order) {
-    if (value) return RunMeasurement{metric, *value, "case " + c.id};
+  for (const RunMetric metric :
+       {RunMetric::tokens_per_s_per_gpu, RunMetric::step_time_s, RunMetric::tflops_per_gpu,
+        RunMetric::hw_tflops_per_gpu, RunMetric::mfu, RunMetric::hfu}) {
+    if (const std::optional<double> value = measured_of(c, metric))
+      return RunMeasurement{metric, *value, "case " + c.id};
   }
   return std::nullopt;
 }

@@ -23,6 +23,29 @@ constexpr const char* kScenario = R"({
   "simulation": {"backend": "analytical"}
 })";
 
+/// A dev training case by id, from the shared case file.
+nlohmann::json dev_case(const std::string& id) {
+  std::ifstream in(shared_case("dev-training.json"));
+  const nlohmann::json all = nlohmann::json::parse(in);
+  for (const auto& x : all) {
+    if (x["id"] == id) return x;
+  }
+  FAIL("no dev case " << id);
+  return {};
+}
+
+/// `validate --json` (analytical) of one case written to a scratch case file.
+nlohmann::json validate_one(const nlohmann::json& c, const std::string& scratch) {
+  const ScratchDir dir(scratch);
+  const std::string file = dir.file("cases.json");
+  std::ofstream(file) << nlohmann::json::array({c}).dump();
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
 }  // namespace
 
 TEST_CASE("cli: calibrate run writes a profile that reproduces the run", "[cli][calibrate]") {
@@ -99,24 +122,11 @@ TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
 
 TEST_CASE("cli: validate searches the plan of a case that does not state it", "[cli][validate]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
-  std::ifstream in(shared_case("dev-training.json"));
-  const nlohmann::json all = nlohmann::json::parse(in);
-  nlohmann::json c;
-  for (const auto& x : all) {
-    if (x["id"] == "nemo2407-pretrain-LLAMA2-7B-8") c = x;
-  }
-  REQUIRE(c.is_object());
+  nlohmann::json c = dev_case("nemo2407-pretrain-LLAMA2-7B-8");
   for (const char* key : {"tp", "pp", "dp", "cp", "vp", "micro_batch"})
     c["parallelism"][key] = nullptr;
   c["id"] = "unstated-plan";
-  const ScratchDir dir("cli-validate-unstated");
-  const std::string file = dir.file("cases.json");
-  std::ofstream(file) << nlohmann::json::array({c}).dump();
-  const CliResult r = run_fabricsim(
-      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json j = validate_one(c, "cli-validate-unstated");
   REQUIRE_FALSE(j["rows"].empty());
   CHECK(j["skipped"].empty());
   CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
@@ -155,24 +165,11 @@ TEST_CASE("cli: calibrate trace reads a real trace and fits a profile", "[cli][c
 TEST_CASE("cli: validate searches the micro-batch of an FSDP case that does not state it",
           "[cli][validate]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
-  std::ifstream in(shared_case("dev-training.json"));
-  const nlohmann::json all = nlohmann::json::parse(in);
-  nlohmann::json c;
-  for (const auto& x : all) {
-    if (x["id"] == "mpt-a100-40gb-7b-s2048-g8") c = x;
-  }
-  REQUIRE(c.is_object());
+  nlohmann::json c = dev_case("mpt-a100-40gb-7b-s2048-g8");
   REQUIRE(c["parallelism"]["fsdp"] == true);
   c["parallelism"]["micro_batch"] = nullptr;
   c["id"] = "fsdp-unstated-mb";
-  const ScratchDir dir("cli-validate-fsdp-mb");
-  const std::string file = dir.file("cases.json");
-  std::ofstream(file) << nlohmann::json::array({c}).dump();
-  const CliResult r = run_fabricsim(
-      {"validate", "--cases", file, "--set", "/simulation/backend=analytical", "--json"});
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json j = validate_one(c, "cli-validate-fsdp-mb");
   REQUIRE_FALSE(j["rows"].empty());
   const std::string detail = j["rows"][0]["detail"];
   CHECK_THAT(detail, Catch::Contains("micro-batch not stated: searched mb"));
