@@ -327,3 +327,19 @@ TEST_CASE("flags and --set give the same scenario", "[scenario]") {
   CHECK(summary["gpus"] == 16);
   CHECK(summary["training"]["seq_len"] == 8192);
 }
+
+TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
+          "[scenario][bad-input]") {
+  for (const char* bad : {"0.5", "65"}) {
+    check_assignments_rejected(
+        {"/model={\"preset\": \"mixtral-8x7b\", \"moe\": {\"load_imbalance\": " + std::string(bad) +
+         "}}"},
+        "/model/moe/load_imbalance", {"load imbalance from 1 (balanced) to 64"});
+  }
+  check_assignments_rejected(
+      {"/model={\"preset\": \"mixtral-8x7b\", \"moe\": {\"load_imbalance\": \"high\"}}"},
+      "/model/moe/load_imbalance", {"expected a number"});
+  check_assignments_rejected(
+      {"/software={\"framework\": \"nemo\", \"moe_dispatcher\": \"nvshmem\"}"},
+      "/software/moe_dispatcher", {"alltoall", "deepep"});
+}
