@@ -74,6 +74,12 @@ void read_system(const sim::JsonValue& system, Scenario& scenario);
 /// A plan as the `parallelism` object of a scenario (every key the reader accepts but bucket
 /// sizes, plus the placement order).
 nlohmann::json plan_to_json(const models::ParallelPlan& plan);
-nlohmann::json scenario_summary_json(const Scenario& s);
+/// The scenario as read, as a scenario document that reads back to the same scenario: every
+/// setting of api/scenario_settings, the full model and the fabric's tiers (`run --json`'s
+/// `scenario`). The operations sections (reliability, checkpoint, storage, stragglers) are not
+/// echoed.
+nlohmann::json scenario_to_json(const Scenario& s);
+/// The resolved software stack: preset, attention kernel, CUDA graphs, FSDP, DeepEP, documented.
+nlohmann::json software_to_json(const models::SoftwareStack& stack);
 
 }  // namespace fabricsim::api

@@ -322,10 +322,10 @@ TEST_CASE("flags and --set give the same scenario", "[scenario]") {
   CHECK(s.plan.tp == 2);
   CHECK(s.plan.dp == 8);
   CHECK(s.plan.gpus() == 16);
-  const nlohmann::json summary = scenario_summary_json(s);
-  CHECK(summary["parallelism"]["dp"] == 8);
-  CHECK(summary["gpus"] == 16);
-  CHECK(summary["training"]["seq_len"] == 8192);
+  const nlohmann::json echo = scenario_to_json(s);
+  CHECK(echo["parallelism"]["dp"] == 8);
+  CHECK(echo["system"]["gpus"] == 16);
+  CHECK(echo["training"]["seq_len"] == 8192);
 }
 
 TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
