@@ -85,6 +85,11 @@ constexpr Setting row(Setting s, SettingIo io) {
 
 constexpr Setting kSettings[] = {
     // system
+    {.pointer = "/system",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "[system](#system) preset, GPU count and overrides"},
     row({.pointer = "/system/preset",
          .kind = SettingKind::text,
          .type = "string",
@@ -296,7 +301,21 @@ constexpr Setting kSettings[] = {
      .fallback = "preset",
      .meaning = "the tiers above the leaves, bottom up, replacing the preset's; `[]` derives "
                 "them from `radix`"},
+    {.pointer = "/model",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "a [model description](#3-model-description): a preset, with or without "
+                "overrides, or a full description",
+     .flag = "--model",
+     .help = "Model preset"},
+
     // parallelism
+    {.pointer = "/parallelism",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required (may be `{}`)",
+     .meaning = "[parallelism plan](#parallelism)"},
     row({.pointer = "/parallelism/tp",
          .kind = SettingKind::count,
          .type = "positive integer",
@@ -446,6 +465,11 @@ constexpr Setting kSettings[] = {
          }}),
 
     // training
+    {.pointer = "/training",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "[training configuration](#training)"},
     row({.pointer = "/training/global_batch",
          .kind = SettingKind::count,
          .type = "positive integer",
@@ -574,6 +598,11 @@ constexpr Setting kSettings[] = {
         count_field([](auto& s) { return &s.lowering.sft_document_tokens; })),
 
     // software: read into the choice, resolved to a preset by read_scenario
+    {.pointer = "/software",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "the `default` preset",
+     .meaning = "the [training software](#software): picks a documented stack preset"},
     row({.pointer = "/software/framework",
          .kind = SettingKind::text,
          .type = "string",
@@ -614,7 +643,7 @@ constexpr Setting kSettings[] = {
            return s.lowering.software.deepep ? "deepep" : "alltoall";
          }}),
 
-    // top level
+    // the calibration profile
     row({.pointer = "/calibration",
          .kind = SettingKind::text,
          .type = "string",
@@ -627,6 +656,42 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return s.calibration.empty() ? json() : json(s.calibration);
          }}),
+
+    {.pointer = "/simulation",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[simulation options](#simulation)"},
+    {.pointer = "/scale",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "the [scaling study](#scale); read only by `fabricsim scale`, ignored by `run`"},
+    {.pointer = "/reliability",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[failure classes and recovery](#reliability); read by `fabricsim goodput`"},
+    {.pointer = "/checkpoint",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[checkpointing](#checkpoint); read by `fabricsim goodput`"},
+    {.pointer = "/storage",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[storage system and input pipeline](#storage); read by `fabricsim goodput`"},
+    {.pointer = "/stragglers",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[slow GPUs and nodes](#stragglers); turns on `simulation.full_ranks`"},
+    {.pointer = "/comment",
+     .kind = SettingKind::object,
+     .type = "any",
+     .fallback = "",
+     .meaning = "ignored"},
 
     // simulation
     row({.pointer = "/simulation/backend",

@@ -33,6 +33,8 @@ nlohmann::json ScenarioOptions::Flag::value() const {
     case api::SettingKind::count:
     case api::SettingKind::stage:
       return number;
+    case api::SettingKind::object:  // a structured part: the flag names its preset (--model)
+      return {{"preset", text}};
     default:
       return text;
   }
@@ -65,8 +67,6 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
       default:
         app.add_option(name, f.text, help);
     }
-    // The model preset, the one flag for a structured part, follows the system's flags.
-    if (s.pointer == "/system/gpus") app.add_option("--model", model_, "Model preset");
   }
 }
 
@@ -92,8 +92,6 @@ std::vector<api::Assignment> ScenarioOptions::overrides() const {
   std::vector<api::Assignment> out;
   for (const Flag& f : flags_) {
     if (f.given()) out.push_back({std::string(f.setting->pointer), f.value()});
-    if (f.setting->pointer == "/system/gpus" && !model_.empty())
-      out.push_back({"/model", {{"preset", model_}}});
   }
   for (const std::string& a : sets_)
     out.push_back(api::parse_assignment(a, kCommandLine));

@@ -1,8 +1,8 @@
 #pragma once
 // Command-line flags shared by the commands that take a scenario (run, scale, calibrate shapes):
 // each flag is a shorthand for a `--set` on the scenario JSON. The flags, their help and the
-// pointer each one sets come from the settings table (api/scenario_settings); `--model` (a
-// preset for the whole `model` object) and `--set` are the only ones written here.
+// pointer each one sets come from the settings table (api/scenario_settings); `--set` is the only
+// one written here.
 
 #include <CLI/CLI.hpp>
 #include <deque>
@@ -56,7 +56,6 @@ class ScenarioOptions {
   const Flag* flag(std::string_view pointer) const;
 
   std::vector<std::string> sets_;
-  std::string model_;
   std::deque<Flag> flags_;  ///< the command line holds their addresses: never moved
 };
 
