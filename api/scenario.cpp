@@ -192,6 +192,9 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     r.finish();
   }
   read_operations(top, sc.operations, sc.gpus, std::max(1, sc.cluster.gpus_per_server));
+  for (const char* key : {"reliability", "checkpoint", "storage", "stragglers"}) {
+    if (top.has(key)) sc.operations_input[key] = root.raw()[key];
+  }
   if (sc.operations.stragglers.any()) {  // every rank runs its own program
     sc.simulation.compute_slowdown = sc.operations.compute_slowdown;
     sc.simulation.full_ranks = true;
@@ -223,6 +226,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   doc["model"] = models::model_to_json(s.model);
   if (s.cluster.scale_out)
     doc["system"]["fabric"]["tiers"] = tiers_to_json(s.cluster.scale_out->upper_tiers);
+  doc.update(s.operations_input);
   return doc;
 }
 

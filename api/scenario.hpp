@@ -35,6 +35,9 @@ struct Scenario {
   models::LoweringOptions lowering;
   bool ignore_memory = false;
   OperationsSpec operations;  ///< reliability, checkpoint and storage (api/operations_scenario)
+  /// The operations sections as written (reliability, checkpoint, storage, stragglers), echoed
+  /// as given by scenario_to_json: they are structured, not settings of the table.
+  nlohmann::json operations_input = nlohmann::json::object();
 };
 
 /// The embedded default scenario: Llama 3 8B pre-training at sequence length 8192 with NeMo's
@@ -75,9 +78,8 @@ void read_system(const sim::JsonValue& system, Scenario& scenario);
 /// sizes, plus the placement order).
 nlohmann::json plan_to_json(const models::ParallelPlan& plan);
 /// The scenario as read, as a scenario document that reads back to the same scenario: every
-/// setting of api/scenario_settings, the full model and the fabric's tiers (`run --json`'s
-/// `scenario`). The operations sections (reliability, checkpoint, storage, stragglers) are not
-/// echoed.
+/// setting of api/scenario_settings, the full model, the fabric's tiers and the operations
+/// sections as written (`run --json`'s `scenario`).
 nlohmann::json scenario_to_json(const Scenario& s);
 /// The resolved software stack: preset, attention kernel, CUDA graphs, FSDP, DeepEP, documented.
 nlohmann::json software_to_json(const models::SoftwareStack& stack);

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/training_run.hpp"
 #include "sim/input_error.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
@@ -342,4 +343,63 @@ TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
   check_assignments_rejected(
       {"/software={\"framework\": \"nemo\", \"moe_dispatcher\": \"nvshmem\"}"},
       "/software/moe_dispatcher", {"alltoall", "deepep"});
+}
+
+namespace {
+
+/// The run --json report of a scenario, less the simulator's wall time (the one thing that
+/// differs between two runs of the same scenario).
+nlohmann::json run_json(const Scenario& s) {
+  nlohmann::json j = report_to_json(run_training(s));
+  if (j.contains("simulation")) j["simulation"].erase("wall_s");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("run --json's scenario, read back as a scenario file, reproduces the run exactly",
+          "[scenario][echo]") {
+  const std::string profile =
+      std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json";
+  const std::vector<std::vector<std::string>> variants = {
+      {},  // the embedded default, flow backend
+      // A software preset, its attention kernel overridden, FP8 LoRA with a token budget.
+      {"/software={\"framework\": \"megatron-core\", \"released\": \"2024-09\"}",
+       "/training/attention_kernel=flash2", "/training/precision=fp8", "/training/task=lora",
+       "/training/lora_rank=8", "/training/tokens_to_train=1e12", "/training/causal=false",
+       "/training/fp8_blockwise=true", "/calibration=" + profile},
+      // An MoE model over expert parallelism with DeepEP, interleaved pipeline, ZeRO-3.
+      {"/model={\"preset\": \"mixtral-8x7b\"}", "/system/gpus=32",
+       "/parallelism={\"tp\": 2, \"pp\": 2, \"vp\": 2, \"ep\": 8, \"zero\": 3, \"micro_batch\": 2, "
+       "\"recompute\": \"full\", \"order\": \"tp-dp-cp-pp\", \"bucket_size\": \"25 MiB\"}",
+       "/software={\"framework\": \"hai-llm\", \"moe_dispatcher\": \"alltoall\"}",
+       "/simulation={\"backend\": \"analytical\", \"ignore_memory\": true}"},
+      // Fabric and NVLink overrides, explicit tiers, routing, SHARP.
+      {"/system/gpus=64", "/system/routing=spray", "/system/nvlink/link_bandwidth=20 GB/s",
+       "/system/fabric={\"nic_bandwidth\": \"200 Gbps\", \"leaf_down_ports\": 16, "
+       "\"leaf_up_ports\": 8, \"tiers\": [{\"ports\": 48}], \"collnet\": true}",
+       "/simulation/collnet=true", "/parallelism/tp=2", "/parallelism/dp=16",
+       "/simulation/pp_all_instances=true"},
+      // Stragglers and a slow link (every rank simulated), with operations sections.
+      {"/system/gpus=16", "/stragglers={\"ranks\": {\"3\": 1.5}, \"links\": {\"9\": 2}}",
+       "/checkpoint={\"mode\": \"async\", \"interval\": \"30 min\"}",
+       "/storage={\"write_bandwidth\": \"200 GB/s\"}", "/reliability={\"recovery\": \"manual\"}"},
+  };
+  for (const std::vector<std::string>& v : variants) {
+    INFO("assignments: " << nlohmann::json(v).dump());
+    const Scenario first = read(scenario_doc(v), "<scenario>");
+    const nlohmann::json report = run_json(first);
+    REQUIRE(report.contains("step_time_s"));
+    const nlohmann::json echo = report["scenario"];
+    const Scenario again = read(echo, "<scenario>");
+    CHECK(run_json(again) == report);
+    CHECK(scenario_to_json(again) == echo);  // the echo of the echo is the echo
+  }
+  // The default's echo states what the file left to defaults.
+  const nlohmann::json echo = scenario_to_json(read(default_scenario_json(), "<scenario>"));
+  CHECK(echo["parallelism"]["dp"] == 4);
+  CHECK(echo["software"]["framework"] == "default");
+  CHECK(echo["system"]["fabric"]["nic_bandwidth"] == "50000000000 B/s");  // 400 Gb/s
+  CHECK(echo["training"]["attention_kernel"] == "cudnn");
+  CHECK_FALSE(echo.contains("calibration"));
 }
