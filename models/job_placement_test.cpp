@@ -113,6 +113,21 @@ TEST_CASE("placement: packed fills servers in topology order", "[job_placement]"
   CHECK(r.stranded_gpus == 0);
 }
 
+TEST_CASE("placement: one job on an empty cluster runs where a single-job step puts it",
+          "[job_placement]") {
+  // Packed and topology-aware (ties to the lowest unit at every level) both give job rank r GPU
+  // r, so a one-job mix reproduces the single-job simulation's default ranks.
+  const topologies::Topology t = cluster("dgx-h100", 4096);
+  for (const JobRequest& job : {JobRequest{"tp4", 4, 4}, JobRequest{"su", 256, 8},
+                                JobRequest{"pods", 2048, 8}, JobRequest{"all", 4096, 2}}) {
+    for (PlacementPolicy p : {PlacementPolicy::packed, PlacementPolicy::topology_aware}) {
+      INFO(job.name << " " << to_string(p));
+      const PlacementResult r = place_jobs(t, std::span(&job, 1), p);
+      CHECK(r.jobs[0].gpus == iota_ranks(0, static_cast<uint32_t>(job.gpus)));
+    }
+  }
+}
+
 TEST_CASE("placement: blocks are aligned inside a domain", "[job_placement]") {
   // After a TP2 job on GPUs 0-1, a TP4 block may not start at GPU 2 (it would not be aligned):
   // it takes 4-7, and the next TP2 job fills the hole at 2-3.
