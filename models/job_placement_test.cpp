@@ -8,6 +8,7 @@
 
 #include "topologies/cluster_spec.hpp"
 #include "topologies/system_presets.hpp"
+#include "topologies/topology_json.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::models;
@@ -236,6 +237,16 @@ TEST_CASE("placement: topology-aware keeps a job inside one Clos pod", "[job_pla
   CHECK(packed.jobs[2].gpus == iota_ranks(1792, 768));
   // d fits one leaf group exactly: best fit takes the unit left in pod 1.
   CHECK(aware.jobs[3].gpus == iota_ranks(1792, 256));
+
+  // The locality comes from the graph alone: the same graph read back from its JSON (as a custom
+  // topology would be) places every job identically.
+  const sim::JsonDocument doc =
+      sim::parse_json_text(topologies::topology_to_json(t).dump(), "t.json");
+  const topologies::Topology loaded = topologies::topology_from_json(doc.root());
+  for (PlacementPolicy p : kPolicies) {
+    CHECK(placement_to_json(place_jobs(loaded, mix, p)) ==
+          placement_to_json(place_jobs(t, mix, p)));
+  }
 }
 
 TEST_CASE("placement: best fit fills a partly used domain before a free one", "[job_placement]") {
