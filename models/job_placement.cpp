@@ -123,6 +123,12 @@ class Allocator {
   }
 
   int free_gpus() const { return free_; }
+  int free_domains() const {
+    int n = 0;
+    for (size_t d = 0; d < domain_free_.size(); ++d)
+      n += domain_free_[d] == static_cast<int>(topology_.domain_ranks(static_cast<int>(d)).size());
+    return n;
+  }
   int leaf_groups() const { return locality_.leaf_groups.units; }
 
   // Every aligned block of b GPUs, domain by domain, in topology order.
@@ -418,6 +424,7 @@ PlacementResult place_jobs(const topologies::Topology& topology, std::span<const
   }
   result.idle_gpus = allocator.free_gpus();
   result.leaf_groups = allocator.leaf_groups();
+  result.free_domains = allocator.free_domains();
   if (!jobs.empty()) {
     int smallest = jobs.front().block_gpus;
     for (const JobRequest& job : jobs)
@@ -443,6 +450,7 @@ nlohmann::json placement_to_json(const PlacementResult& result) {
           {"idle_gpus", result.idle_gpus},
           {"stranded_gpus", result.stranded_gpus},
           {"leaf_groups", result.leaf_groups},
+          {"free_domains", result.free_domains},
           {"unplaced_for_capacity", result.unplaced_for_capacity},
           {"unplaced_for_fragmentation", result.unplaced_for_fragmentation},
           {"jobs", std::move(jobs)}};

@@ -79,6 +79,12 @@ void check_invariants(const topologies::Topology& t, std::span<const JobRequest>
   CHECK(r.unplaced_for_fragmentation == fragmentation);
   CHECK(r.stranded_gpus >= 0);
   CHECK(r.stranded_gpus <= r.idle_gpus);
+  int whole = 0;
+  for (size_t d = 0; d < t.domain_count(); ++d) {
+    const std::vector<uint32_t>& ranks = t.domain_ranks(static_cast<int>(d));
+    whole += std::none_of(ranks.begin(), ranks.end(), [&](uint32_t g) { return taken.count(g); });
+  }
+  CHECK(r.free_domains == whole);
 }
 
 constexpr std::array kPolicies{PlacementPolicy::packed, PlacementPolicy::spread,
@@ -286,6 +292,10 @@ TEST_CASE("placement: spread fragments what packed keeps whole", "[job_placement
   // stranded by the definition (smallest block of the mix: 4).
   CHECK(spread.idle_gpus == 8);
   CHECK(spread.stranded_gpus == 0);
+  // Without the TP8 job, packed leaves server 1 whole and spread none.
+  const std::span<const JobRequest> small(mix.data(), 2);
+  CHECK(place_jobs(t, small, PlacementPolicy::packed).free_domains == 1);
+  CHECK(place_jobs(t, small, PlacementPolicy::spread).free_domains == 0);
 }
 
 TEST_CASE("placement: NVL72 racks as whole blocks", "[job_placement]") {
