@@ -187,8 +187,7 @@ class Allocator {
     }
     switch (policy) {
       case PlacementPolicy::packed:
-        take_first(
-            all, free, needed, [](size_t) { return true; }, b, out);
+        take_first(all, free, needed, b, out, [](size_t) { return true; });
         break;
       case PlacementPolicy::spread:
         take_spread(all, free, needed, b, out);
@@ -224,8 +223,8 @@ class Allocator {
 
   // The lowest `needed` free blocks that `eligible` accepts.
   template <class Eligible>
-  void take_first(const std::vector<Block>& all, const std::vector<bool>& free, int needed,
-                  Eligible eligible, int b, JobAllocation& out) {
+  void take_first(const std::vector<Block>& all, const std::vector<bool>& free, int needed, int b,
+                  JobAllocation& out, Eligible eligible) {
     for (size_t i = 0; i < all.size() && needed > 0; ++i) {
       if (!free[i] || !eligible(i)) continue;
       take(all[i], b, out);
@@ -290,8 +289,7 @@ class Allocator {
         if (c >= needed && (best < 0 || c < count[static_cast<size_t>(best)])) best = u;
       }
       if (best < 0) return false;
-      take_first(
-          all, free, needed, [&](size_t i) { return unit[i] == best; }, b, out);
+      take_first(all, free, needed, b, out, [&](size_t i) { return unit[i] == best; });
       return true;
     };
     for (size_t i = 0; i < all.size(); ++i)
@@ -313,8 +311,7 @@ class Allocator {
       }
       if (try_level(p->units)) return;
     }
-    take_first(
-        all, free, needed, [](size_t) { return true; }, b, out);
+    take_first(all, free, needed, b, out, [](size_t) { return true; });
   }
 
   void count_touched(JobAllocation& out) const {
