@@ -40,8 +40,8 @@ Job dp_job(const System& system) {
   j.plan.dp_comm_overlap = false;  // the all-reduce in full view, so its contention shows
   j.training.global_batch = 4;
   validate_plan(j.plan, j.training, j.model, j.plan.gpus(), "test", "/parallelism");
-  j.workload = build_workload(j.model, j.plan, j.training, system.gpu,
-                              default_compute_profile(system.gpu));
+  j.workload =
+      build_workload(j.model, j.plan, j.training, system.gpu, default_compute_profile(system.gpu));
   return j;
 }
 
@@ -75,7 +75,8 @@ TEST_CASE("a job's step does not depend on which equivalent GPUs it runs on", "[
   const Job job = dp_job(system);
   const CollectiveProfile profile = default_collective_profile(system.gpu);
   StepOptions identity;
-  const double first = simulate_step(system, profile, job.workload, job.plan, identity).step_seconds;
+  const double first =
+      simulate_step(system, profile, job.workload, job.plan, identity).step_seconds;
   CHECK(alone(system, shared(job, on_servers({0, 1}))) == first);
   // Servers 4 and 5 form a leaf group as 0 and 1 do: the same step to the picosecond.
   CHECK(alone(system, shared(job, on_servers({4, 5}))) == first);
@@ -99,8 +100,7 @@ TEST_CASE("two identical jobs on disjoint leaf groups do not slow each other", "
   CHECK(r.shared_links.empty());
 }
 
-TEST_CASE("jobs whose data-parallel traffic crosses the same uplinks slow each other",
-          "[shared]") {
+TEST_CASE("jobs whose data-parallel traffic crosses the same uplinks slow each other", "[shared]") {
   const System system = small_fabric(true);
   const Job job = dp_job(system);
   // Each job has one server in leaf group 0 and one in leaf group 1.
@@ -164,11 +164,10 @@ TEST_CASE("shared simulations reject overlapping or unplaced jobs", "[shared]") 
   const System system = small_fabric(true);
   const Job job = dp_job(system);
   const CollectiveProfile profile = default_collective_profile(system.gpu);
-  CHECK_THROWS_WITH(simulate_shared_steps(system, profile,
-                                          {shared(job, on_servers({0, 1})),
-                                           shared(job, on_servers({1, 2}))},
-                                          1),
-                    Catch::Contains("jobs 0 and 1 share a GPU"));
+  CHECK_THROWS_WITH(
+      simulate_shared_steps(system, profile,
+                            {shared(job, on_servers({0, 1})), shared(job, on_servers({1, 2}))}, 1),
+      Catch::Contains("jobs 0 and 1 share a GPU"));
   CHECK_THROWS_WITH(
       simulate_shared_steps(system, profile,
                             {shared(job, on_servers({0, 1})), shared(job, on_servers({2}))}, 1),

@@ -318,9 +318,9 @@ struct Engine {
   /// run_static's slot completion times (reused between passes), of the walk and of its plain
   /// twin.
   std::vector<std::pair<Time, GroupKind>> slot_end, plain_slot_end;
-  Time step_start;              ///< when this step began (later steps of a shared cluster)
-  size_t ended = 0;             ///< ranks that have finished the step
-  Callback on_end;              ///< runs when the last rank has finished (may be empty)
+  Time step_start;   ///< when this step began (later steps of a shared cluster)
+  size_t ended = 0;  ///< ranks that have finished the step
+  Callback on_end;   ///< runs when the last rank has finished (may be empty)
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -1030,8 +1030,8 @@ void check_job(const System& system, const ParallelPlan& plan, const StepOptions
   }
   for (uint32_t g : options.gpus) {
     if (g >= system.topology->gpu_count())
-      throw std::invalid_argument(fmt::format("StepOptions::gpus names GPU {} of {}", g,
-                                              system.topology->gpu_count()));
+      throw std::invalid_argument(
+          fmt::format("StepOptions::gpus names GPU {} of {}", g, system.topology->gpu_count()));
   }
 }
 
@@ -1062,9 +1062,20 @@ class JobRun {
   /// Starts a step now; `on_end` runs when its last rank has finished it.
   void start_step(Callback on_end) {
     // Engines of earlier steps stay alive: events of theirs may still be queued.
-    engines_.push_back(std::unique_ptr<Engine>(new Engine{simulation_, *comm_, workload_, plan_,
-                                                          placement_, options_, {}, trace_, {},
-                                                          {}, {}, {}, simulation_.now(), 0,
+    engines_.push_back(std::unique_ptr<Engine>(new Engine{simulation_,
+                                                          *comm_,
+                                                          workload_,
+                                                          plan_,
+                                                          placement_,
+                                                          options_,
+                                                          {},
+                                                          trace_,
+                                                          {},
+                                                          {},
+                                                          {},
+                                                          {},
+                                                          simulation_.now(),
+                                                          0,
                                                           std::move(on_end)}));
     Engine& engine = *engines_.back();
     std::vector<int> ranks;
@@ -1238,8 +1249,8 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
   std::vector<std::vector<StepResult>> finished(jobs.size());
   for (const SharedJob& job : jobs) {
     runs.push_back(std::make_unique<JobRun>(simulation, *cache, network ? &*network : nullptr,
-                                            jobs.size() > 1, *job.workload, *job.plan,
-                                            job.options, nullptr));
+                                            jobs.size() > 1, *job.workload, *job.plan, job.options,
+                                            nullptr));
   }
   auto all_done = [&] {
     return std::all_of(finished.begin(), finished.end(), [&](const auto& f) {
