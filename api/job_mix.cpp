@@ -294,7 +294,7 @@ std::string job_mix_to_text(const JobMixReport& r) {
     out += fmt::format("cluster throughput: {:.4g} tokens/s together, {:.4g} if each job ran "
                        "alone ({:.1f}% lost to sharing)\n",
                        r.tokens_per_s_together, r.tokens_per_s_alone,
-                       100 * (1 - r.tokens_per_s_together / r.tokens_per_s_alone));
+                       std::max(0.0, 100 * (1 - r.tokens_per_s_together / r.tokens_per_s_alone)));
   }
   if (!r.shared_links.empty()) {
     out += "busiest shared links (utilization over the simulated time; bytes per job):\n";
