@@ -53,6 +53,8 @@ Scenario read_job(const sim::JsonValue& job, const JobMix& mix, std::string& nam
   sc.simulation.backend = mix.cluster.simulation.backend;
   sc.simulation.routing = mix.cluster.simulation.routing;
   sc.simulation.collnet = mix.cluster.simulation.collnet;
+  // Every pipeline's sends load the fabric, not one pipeline's: other jobs see all of them.
+  sc.simulation.pp_all_instances = true;
   sc.ignore_memory = false;
   return sc;
 }
