@@ -32,8 +32,8 @@ struct Step {
     plan.dp_comm_overlap = false;
     plan.zero = 0;  // no parameter gathers at the start of the step
     training.global_batch = 4;
-    workload = build_workload(model, plan, training, system.gpu,
-                              default_compute_profile(system.gpu));
+    workload =
+        build_workload(model, plan, training, system.gpu, default_compute_profile(system.gpu));
   }
 
   double seconds(std::vector<LinkChange> changes = {}) const {
