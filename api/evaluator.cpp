@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/step_cache.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -112,7 +113,7 @@ PreparedPlan Evaluator::prepare(const Scenario& s) const {
 }
 
 PreparedPlan Evaluator::prepare(const Scenario& s, const models::ComputeProfile& compute) const {
-  if (s.system != state_->name || s.gpus != state_->gpus) {
+  if (s.system != state_->name || s.gpus > state_->gpus) {
     throw std::invalid_argument("Evaluator::prepare: the scenario is on " + s.system + " x " +
                                 std::to_string(s.gpus) + ", the evaluator on " + state_->name +
                                 " x " + std::to_string(state_->gpus));
@@ -143,6 +144,14 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
   }
   models::StepOptions options = p.scenario.simulation;
   options.backend = backend_of(fidelity);
+  if (const auto& windows = p.scenario.operations.stragglers.link_windows; !windows.empty()) {
+    if (fidelity != Fidelity::flow) {
+      throw sim::InputError(p.scenario.source, "/stragglers/links",
+                            "a link slow for part of the step (from/until) needs the flow "
+                            "backend: the analytical one has no capacities that change in time");
+    }
+    options.link_changes = models::link_changes_of(*state_->system.topology, windows);
+  }
   std::unique_ptr<models::StepCache> cache = state_->take(options.routing, options.collnet);
   const auto start = std::chrono::steady_clock::now();
   e.step = models::simulate_step(state_->system, state_->profile.collective, p.workload,
@@ -170,6 +179,39 @@ TrainingReport Evaluator::evaluate(const Scenario& s, Fidelity fidelity) const {
   report.metrics = e.metrics;
   report.simulate_wall_s = e.simulate_wall_s;
   return report;
+}
+
+SharedEvaluation Evaluator::evaluate_together(const std::vector<const PreparedPlan*>& plans,
+                                              Fidelity fidelity, int steps) const {
+  std::vector<models::SharedJob> jobs;
+  for (const PreparedPlan* p : plans) {
+    if (p->problem || !p->memory.fits) {
+      throw std::invalid_argument("Evaluator::evaluate_together: a plan that cannot run");
+    }
+    models::SharedJob job{&p->workload, &p->scenario.plan, p->scenario.simulation};
+    job.options.backend = backend_of(fidelity);
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) return {};
+  const models::StepOptions& first = jobs.front().options;
+  std::unique_ptr<models::StepCache> cache = state_->take(first.routing, first.collnet);
+  SharedEvaluation out;
+  const auto start = std::chrono::steady_clock::now();
+  out.shared = models::simulate_shared_steps(state_->system, state_->profile.collective, jobs,
+                                             steps, cache.get());
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  state_->give_back(std::move(cache));
+  for (size_t k = 0; k < plans.size(); ++k) {
+    StepEvaluation e;
+    e.step = out.shared.jobs[k];
+    e.simulate_wall_s = wall;
+    check_not_saturated(plans[k]->scenario, *e.step);
+    e.metrics =
+        training_metrics(plans[k]->scenario, plans[k]->workload, *e.step, state_->system.gpu);
+    out.jobs.push_back(std::move(e));
+  }
+  return out;
 }
 
 TrainingMetrics training_metrics(const Scenario& s, const models::Workload& workload,
