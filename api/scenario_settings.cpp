@@ -68,13 +68,14 @@ constexpr SettingIo gpu_dimension(Get get) {
           echo_of(get)};
 }
 
-template <class S>
-auto* nvlink(S& s) {
-  return s.cluster.nvlink ? &*s.cluster.nvlink : nullptr;
+/// Accessors of a field of the NVLink domain or the scale-out fabric, null on a system without one.
+template <auto Member>
+constexpr auto in_nvlink() {
+  return [](auto& s) { return s.cluster.nvlink ? &(*s.cluster.nvlink.*Member) : nullptr; };
 }
-template <class S>
-auto* fabric(S& s) {
-  return s.cluster.scale_out ? &*s.cluster.scale_out : nullptr;
+template <auto Member>
+constexpr auto in_fabric() {
+  return [](auto& s) { return s.cluster.scale_out ? &(*s.cluster.scale_out.*Member) : nullptr; };
 }
 
 constexpr Setting row(Setting s, SettingIo io) {
@@ -146,64 +147,43 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "GPUs sharing one NVLink domain"},
-        count_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->gpus_per_domain : nullptr;
-        })),
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::gpus_per_domain>())),
     row({.pointer = "/system/nvlink/gpus_per_board",
          .kind = SettingKind::count,
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "GPUs attached to the same first-tier switch chips"},
-        count_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->gpus_per_board : nullptr;
-        })),
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::gpus_per_board>())),
     row({.pointer = "/system/nvlink/chip_ports",
          .kind = SettingKind::count,
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "NVLink ports of one switch chip"},
-        count_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->chip_ports : nullptr;
-        })),
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::chip_ports>())),
     row({.pointer = "/system/nvlink/l1_up_ports",
          .kind = SettingKind::natural,
          .type = "integer >= 0",
          .fallback = "preset",
          .meaning = "uplinks of each first-tier chip, for domains larger than a board (two tiers)"},
-        natural_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->l1_up_ports : nullptr;
-        })),
+        natural_field(in_nvlink<&topologies::NvlinkDomainSpec::l1_up_ports>())),
     row({.pointer = "/system/nvlink/l2_chip_ports",
          .kind = SettingKind::natural,
          .type = "integer >= 0",
          .fallback = "preset",
          .meaning = "ports of each second-tier chip (two tiers)"},
-        natural_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->l2_chip_ports : nullptr;
-        })),
+        natural_field(in_nvlink<&topologies::NvlinkDomainSpec::l2_chip_ports>())),
     row({.pointer = "/system/nvlink/link_bandwidth",
          .kind = SettingKind::bandwidth,
          .type = "bandwidth",
          .fallback = "preset",
          .meaning = "one NVLink link, one direction (DGX H100: 25 GB/s)"},
-        bandwidth_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->link_bandwidth : nullptr;
-        })),
+        bandwidth_field(in_nvlink<&topologies::NvlinkDomainSpec::link_bandwidth>())),
     row({.pointer = "/system/nvlink/nvls",
          .kind = SettingKind::boolean,
          .type = "boolean",
          .fallback = "preset",
          .meaning = "NVLink SHARP (in-switch reduction) available"},
-        boolean_field([](auto& s) {
-          auto* n = nvlink(s);
-          return n ? &n->nvls : nullptr;
-        })),
+        boolean_field(in_nvlink<&topologies::NvlinkDomainSpec::nvls>())),
 
     // system.fabric
     row({.pointer = "/system/fabric/nics_per_server",
@@ -211,10 +191,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "scale-out NICs per server (per tray on NVL72 systems)"},
-        count_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->nics_per_server : nullptr;
-        })),
+        count_field(in_fabric<&topologies::ScaleOutSpec::nics_per_server>())),
     row({.pointer = "/system/fabric/nic_bandwidth",
          .kind = SettingKind::bandwidth,
          .type = "bandwidth",
@@ -226,75 +203,51 @@ constexpr Setting kSettings[] = {
            so.nic_bandwidth = v.as_bandwidth();
            so.leaf_up_bandwidth = so.nic_bandwidth;
          },
-         bandwidth_field([](auto& s) {
-           auto* f = fabric(s);
-           return f ? &f->nic_bandwidth : nullptr;
-         }).echo}),
+         bandwidth_field(in_fabric<&topologies::ScaleOutSpec::nic_bandwidth>()).echo}),
     row({.pointer = "/system/fabric/rail_optimized",
          .kind = SettingKind::boolean,
          .type = "boolean",
          .fallback = "preset",
          .meaning = "leaf r serves NIC r of a group of servers (else a top-of-rack design)"},
-        boolean_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->rail_optimized : nullptr;
-        })),
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::rail_optimized>())),
     row({.pointer = "/system/fabric/plane_per_rail",
          .kind = SettingKind::boolean,
          .type = "boolean",
          .fallback = "preset",
          .meaning = "each rail is its own independent Clos (multi-plane); traffic cannot cross "
                     "planes in the fabric"},
-        boolean_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->plane_per_rail : nullptr;
-        })),
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::plane_per_rail>())),
     row({.pointer = "/system/fabric/leaf_down_ports",
          .kind = SettingKind::count,
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "leaf ports toward NICs"},
-        count_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->leaf_down_ports : nullptr;
-        })),
+        count_field(in_fabric<&topologies::ScaleOutSpec::leaf_down_ports>())),
     row({.pointer = "/system/fabric/leaf_up_ports",
          .kind = SettingKind::natural,
          .type = "integer >= 0",
          .fallback = "preset",
          .meaning = "leaf uplinks"},
-        natural_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->leaf_up_ports : nullptr;
-        })),
+        natural_field(in_fabric<&topologies::ScaleOutSpec::leaf_up_ports>())),
     row({.pointer = "/system/fabric/leaf_up_bandwidth",
          .kind = SettingKind::bandwidth,
          .type = "bandwidth",
          .fallback = "preset",
          .meaning = "per leaf uplink port"},
-        bandwidth_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->leaf_up_bandwidth : nullptr;
-        })),
+        bandwidth_field(in_fabric<&topologies::ScaleOutSpec::leaf_up_bandwidth>())),
     row({.pointer = "/system/fabric/radix",
          .kind = SettingKind::count,
          .type = "positive integer",
          .fallback = "preset",
          .meaning = "switch radix used to derive the upper tiers when the tier list is empty "
                     "(all presets but `meta-h100-roce`, or `\"tiers\": []`)"},
-        count_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->radix : nullptr;
-        })),
+        count_field(in_fabric<&topologies::ScaleOutSpec::radix>())),
     row({.pointer = "/system/fabric/collnet",
          .kind = SettingKind::boolean,
          .type = "boolean",
          .fallback = "preset",
          .meaning = "in-network reduction (InfiniBand SHARP) in the switches"},
-        boolean_field([](auto& s) {
-          auto* f = fabric(s);
-          return f ? &f->collnet : nullptr;
-        })),
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::collnet>())),
     {.pointer = "/system/fabric/tiers",
      .kind = SettingKind::object,
      .type = "array",
@@ -769,13 +722,6 @@ std::vector<std::string> Setting::choice_list() const {
 
 std::span<const Setting> scenario_settings() {
   return kSettings;
-}
-
-const Setting* find_setting(std::string_view pointer) {
-  for (const Setting& s : kSettings) {
-    if (s.pointer == pointer) return &s;
-  }
-  return nullptr;
 }
 
 void read_settings(std::string_view section, sim::ObjectReader& object, SettingTarget& target) {

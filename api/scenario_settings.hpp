@@ -71,8 +71,6 @@ struct Setting {
 
 /// Every setting, section by section, in the order they are read and documented.
 std::span<const Setting> scenario_settings();
-/// The setting at `pointer`, or nullptr.
-const Setting* find_setting(std::string_view pointer);
 
 /// Reads the settings of `section` ("/training"; "" for the top level) present in `object`, in
 /// table order; required ones missing are errors. The caller finishes the reader (unknown keys).
