@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/scenario_settings.hpp"
 #include "api/training_run.hpp"
 #include "sim/input_error.hpp"
 #include "tests/scratch_dir.hpp"
@@ -402,4 +403,41 @@ TEST_CASE("run --json's scenario, read back as a scenario file, reproduces the r
   CHECK(echo["system"]["fabric"]["nic_bandwidth"] == "50000000000 B/s");  // 400 Gb/s
   CHECK(echo["training"]["attention_kernel"] == "cudnn");
   CHECK_FALSE(echo.contains("calibration"));
+}
+
+TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][settings]") {
+  size_t flags = 0;
+  for (const Setting& s : scenario_settings()) {
+    if (s.flag.empty()) continue;
+    ++flags;
+    INFO(s.flag);
+    std::vector<std::string> args = {"fabricsim", std::string(s.flag)};
+    nlohmann::json want = true;
+    if (s.kind == SettingKind::count || s.kind == SettingKind::stage) {
+      args.push_back("2");
+      want = 2;
+    } else if (s.kind != SettingKind::boolean) {
+      args.push_back(s.choices.empty() ? "x" : s.choice_list().back());
+      want = args.back();
+      if (s.kind == SettingKind::object) want = {{"preset", args.back()}};
+    }
+    for (const bool plan_flags : {true, false}) {
+      CLI::App app;
+      ScenarioOptions options;
+      options.add_to(app, plan_flags);
+      std::vector<const char*> argv;
+      for (const std::string& a : args)
+        argv.push_back(a.c_str());
+      if (!plan_flags && s.section() == "/parallelism") {
+        CHECK_THROWS_AS(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ParseError);
+        continue;
+      }
+      app.parse(static_cast<int>(argv.size()), argv.data());
+      const std::vector<Assignment> set = options.overrides();
+      REQUIRE(set.size() == 1);
+      CHECK(set[0].pointer == s.pointer);
+      CHECK(set[0].value == want);
+    }
+  }
+  CHECK(flags == 20);  // --system ... --ignore-memory, as docs/cli.md lists them
 }
