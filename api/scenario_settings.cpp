@@ -96,7 +96,7 @@ constexpr Setting kSettings[] = {
          .type = "string",
          .fallback = "required",
          .meaning = "system preset ([list](#system-presets))",
-         .flag = "--system",
+         .flag = "--system PRESET",
          .help = "System preset",
          .required = true},
         {[](const JsonValue& v, SettingTarget& t) {
@@ -112,7 +112,7 @@ constexpr Setting kSettings[] = {
          .meaning = "GPU count, at most 262,144 (`topologies::kMaxGpus`); a multiple of the "
                     "preset's GPUs per server, or fewer GPUs than one server (a part of one "
                     "server, as single-node benchmarks run)",
-         .flag = "--gpus",
+         .flag = "--gpus N",
          .help = "Number of GPUs",
          .required = true},
         count_field([](auto& s) { return &s.gpus; })),
@@ -260,7 +260,7 @@ constexpr Setting kSettings[] = {
      .fallback = "required",
      .meaning = "a [model description](#3-model-description): a preset, with or without "
                 "overrides, or a full description",
-     .flag = "--model",
+     .flag = "--model PRESET",
      .help = "Model preset"},
 
     // parallelism
@@ -274,7 +274,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "1",
          .meaning = "tensor parallel size",
-         .flag = "--tp",
+         .flag = "--tp N",
          .help = "Tensor parallel size"},
         gpu_dimension([](auto& s) { return &s.plan.tp; })),
     row({.pointer = "/parallelism/pp",
@@ -282,7 +282,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "1",
          .meaning = "pipeline parallel size",
-         .flag = "--pp",
+         .flag = "--pp N",
          .help = "Pipeline parallel size"},
         gpu_dimension([](auto& s) { return &s.plan.pp; })),
     row({.pointer = "/parallelism/cp",
@@ -290,7 +290,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "1",
          .meaning = "context parallel size",
-         .flag = "--cp",
+         .flag = "--cp N",
          .help = "Context parallel size"},
         gpu_dimension([](auto& s) { return &s.plan.cp; })),
     row({.pointer = "/parallelism/dp",
@@ -298,7 +298,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "GPUs / (tp x pp x cp)",
          .meaning = "data parallel size; without it, tp x pp x cp must divide the GPU count",
-         .flag = "--dp",
+         .flag = "--dp N",
          .help = "Data parallel size (default: what is left)"},
         gpu_dimension([](auto& s) { return &s.plan.dp; })),
     row({.pointer = "/parallelism/ep",
@@ -308,7 +308,7 @@ constexpr Setting kSettings[] = {
          .meaning = "expert parallel size (MoE models only); experts are sharded over the "
                     "tp x cp x dp ranks of a pipeline stage, so `ep` is not a separate factor "
                     "of the GPU count",
-         .flag = "--ep",
+         .flag = "--ep N",
          .help = "Expert parallel size"},
         gpu_dimension([](auto& s) { return &s.plan.ep; })),
     row({.pointer = "/parallelism/vp",
@@ -316,7 +316,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "1",
          .meaning = "virtual pipeline stages per pipeline rank (interleaved 1F1B when > 1)",
-         .flag = "--vp",
+         .flag = "--vp N",
          .help = "Virtual pipeline stages (interleaving)"},
         count_field([](auto& s) { return &s.plan.vp; })),
     row({.pointer = "/parallelism/micro_batch",
@@ -324,7 +324,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "1",
          .meaning = "sequences per micro-batch per data-parallel rank",
-         .flag = "--micro-batch",
+         .flag = "--micro-batch N",
          .help = "Sequences per micro-batch"},
         count_field([](auto& s) { return &s.plan.micro_batch; })),
     row({.pointer = "/parallelism/sequence_parallel",
@@ -339,7 +339,7 @@ constexpr Setting kSettings[] = {
          .fallback = "1",
          .meaning = "0: plain data parallelism; 1: distributed optimizer; 2: also sharded "
                     "gradients; 3: also sharded parameters (FSDP), gathered per pass",
-         .flag = "--zero",
+         .flag = "--zero N",
          .help = "ZeRO stage (0-3)"},
         {[](const JsonValue& v, SettingTarget& t) {
            const int zero = v.as_non_negative_int32();
@@ -352,7 +352,7 @@ constexpr Setting kSettings[] = {
          .type = "string",
          .fallback = "`selective`",
          .meaning = "activation recomputation: `none`, `selective`, `full`",
-         .flag = "--recompute",
+         .flag = "--recompute MODE",
          .help = "none, selective or full",
          .choices = "none|selective|full"},
         {[](const JsonValue& v, SettingTarget& t) {
@@ -428,7 +428,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "required",
          .meaning = "sequences per optimizer step",
-         .flag = "--global-batch",
+         .flag = "--global-batch N",
          .help = "Sequences per step",
          .required = true},
         count_field([](auto& s) { return &s.training.global_batch; })),
@@ -438,7 +438,7 @@ constexpr Setting kSettings[] = {
          .fallback = "`pretrain`",
          .meaning = "`pretrain`, `sft` (fine-tuning on packed sequences), `lora` (base weights "
                     "frozen)",
-         .flag = "--task",
+         .flag = "--task TASK",
          .help = "pretrain, sft or lora",
          .choices = "pretrain|sft|lora"},
         {[](const JsonValue& v, SettingTarget& t) {
@@ -457,7 +457,7 @@ constexpr Setting kSettings[] = {
          .meaning = "math precision: `bf16`, `fp16`, `fp8`, `mxfp8`, `nvfp4` (`tf32` is "
                     "rejected, and so is a precision the system's GPU has no tensor-core rate "
                     "for, e.g. `fp8` on A100)",
-         .flag = "--precision",
+         .flag = "--precision P",
          .help = "bf16, fp16, fp8, mxfp8 or nvfp4"},
         {[](const JsonValue& v, SettingTarget& t) {
            topologies::Precision& precision = t.scenario.training.precision;
@@ -478,7 +478,7 @@ constexpr Setting kSettings[] = {
          .type = "positive integer",
          .fallback = "the model's `seq_len`",
          .meaning = "training sequence length (tokens)",
-         .flag = "--seq-len",
+         .flag = "--seq-len N",
          .help = "Training sequence length"},
         {count_field([](auto& s) { return &s.training.seq_len; }).read,
          [](const Scenario& s) -> json { return models::sequence_length(s.training, s.model); }}),
@@ -603,7 +603,7 @@ constexpr Setting kSettings[] = {
          .fallback = "the system's built-in profile",
          .meaning = "path of a [calibration profile](#5-calibration-profile-json), relative to "
                     "the current directory",
-         .flag = "--calibration",
+         .flag = "--calibration FILE",
          .help = "Calibration profile JSON"},
         {[](const JsonValue& v, SettingTarget& t) { t.scenario.calibration = v.as_string(); },
          [](const Scenario& s) -> json {
@@ -653,7 +653,7 @@ constexpr Setting kSettings[] = {
          .fallback = "`flow`",
          .meaning = "`flow`: flows share links by max-min fairness on the real topology; "
                     "`analytical`: each transfer timed alone, no contention",
-         .flag = "--backend",
+         .flag = "--backend B",
          .help = "flow or analytical",
          .choices = "flow|analytical"},
         {[](const JsonValue& v, SettingTarget& t) {

@@ -57,7 +57,7 @@ struct Setting {
   std::string_view type;       ///< docs: how the value is written
   std::string_view fallback;   ///< docs: the default ("required" when `required`)
   std::string_view meaning;    ///< docs (Markdown)
-  std::string_view flag = {};  ///< command-line shorthand, "--tp"; empty when none
+  std::string_view flag = {};  ///< command-line shorthand and its value, "--tp N"; empty: none
   std::string_view help = {};  ///< its --help text
   bool required = false;
   std::string_view choices = {};  ///< `choice` kind: the accepted values, '|'-separated
@@ -66,6 +66,7 @@ struct Setting {
 
   std::string_view section() const { return pointer.substr(0, pointer.rfind('/')); }
   std::string_view key() const { return pointer.substr(pointer.rfind('/') + 1); }
+  std::string_view flag_name() const { return flag.substr(0, flag.find(' ')); }  ///< "--tp"
   std::vector<std::string> choice_list() const;
 };
 

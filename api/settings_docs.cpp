@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::string_view kBegin = "<!-- settings table ";
 constexpr std::string_view kEnd = "<!-- end settings table -->";
+constexpr std::string_view kFlags = "flags";  // the marker of settings_flags_table
 
 }  // namespace
 
@@ -35,8 +36,18 @@ std::string settings_table(std::string_view section) {
                           : "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const Setting* s : rows) {
     out += fmt::format("| `{}` | {} | {} |", s->key(), s->type, s->fallback);
-    if (flags) out += s->flag.empty() ? " |" : fmt::format(" `{}` |", s->flag);
+    if (flags) out += s->flag.empty() ? " |" : fmt::format(" `{}` |", s->flag_name());
     out += fmt::format(" {} |\n", s->meaning);
+  }
+  return out;
+}
+
+std::string settings_flags_table() {
+  std::string out = "| flag | scenario field | meaning |\n|---|---|---|\n";
+  for (const Setting& s : scenario_settings()) {
+    if (s.flag.empty()) continue;
+    out += fmt::format("| `{}` | `{}`{} | {} |\n", s.flag, s.pointer,
+                       s.kind == SettingKind::boolean ? " = `true`" : "", s.help);
   }
   return out;
 }
@@ -55,12 +66,14 @@ std::string with_settings_tables(const std::string& markdown, const std::string&
     std::string section = markdown.substr(begin + kBegin.size(), close - begin - kBegin.size());
     section.erase(section.find_last_not_of(' ') + 1);
     if (section == "/") section.clear();
-    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+    if (section != kFlags &&
+        std::find(sections.begin(), sections.end(), section) == sections.end()) {
       throw sim::InputError(file, "settings table",
                             fmt::format("no settings section '{}'", section));
     }
     const size_t body = markdown.find('\n', close) + 1;
-    out += markdown.substr(at, body - at) + settings_table(section);
+    out += markdown.substr(at, body - at) +
+           (section == kFlags ? settings_flags_table() : settings_table(section));
     at = end;
   }
   return out + markdown.substr(at);

@@ -19,6 +19,10 @@ std::vector<std::string> settings_sections();
 /// has one) and meaning.
 std::string settings_table(std::string_view section);
 
+/// The scenario flags of the CLI (docs/cli.md): flag, the pointer it sets, its help. Marked
+/// `<!-- settings table flags -->`.
+std::string settings_flags_table();
+
 /// `markdown` with every marked table regenerated; `file` names it in errors (an unknown section
 /// or a marker without its end is a sim::InputError).
 std::string with_settings_tables(const std::string& markdown, const std::string& file);

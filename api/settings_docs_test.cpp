@@ -12,8 +12,8 @@ using namespace fabricsim::api;
 
 namespace {
 
-std::string formats_md() {
-  std::ifstream in(std::string(FABRICSIM_SOURCE_DIR) + "/docs/formats.md");
+std::string doc(const std::string& name) {
+  std::ifstream in(std::string(FABRICSIM_SOURCE_DIR) + "/docs/" + name);
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
@@ -22,20 +22,25 @@ std::string formats_md() {
 
 }  // namespace
 
-TEST_CASE("docs/formats.md holds the settings tables the settings table generates",
+TEST_CASE("docs/formats.md and docs/cli.md hold the tables the settings table generates",
           "[settings][docs]") {
-  const std::string committed = formats_md();
-  if (with_settings_tables(committed, "docs/formats.md") != committed) {
-    FAIL(
-        "docs/formats.md differs from api/scenario_settings.cpp; regenerate it with "
-        "`build/tools/fabricsim/fabricsim docs settings --update docs/formats.md`");
+  for (const std::string name : {"formats.md", "cli.md"}) {
+    INFO(name);
+    const std::string committed = doc(name);
+    if (with_settings_tables(committed, "docs/" + name) != committed) {
+      FAIL("docs/" << name
+                   << " differs from api/scenario_settings.cpp; regenerate it with "
+                      "`build/tools/fabricsim/fabricsim docs settings --update docs/"
+                   << name << "`");
+    }
   }
+  const std::string formats = doc("formats.md");
   for (const std::string& section : settings_sections()) {
     INFO("section '" << section << "'");
-    CHECK_THAT(committed,
-               Catch::Contains("<!-- settings table " +
-                               (section.empty() ? std::string("/") : section) + " -->\n"));
+    CHECK_THAT(formats, Catch::Contains("<!-- settings table " +
+                                        (section.empty() ? std::string("/") : section) + " -->\n"));
   }
+  CHECK_THAT(doc("cli.md"), Catch::Contains("<!-- settings table flags -->\n"));
 }
 
 TEST_CASE("a settings table has one row per setting of its section", "[settings][docs]") {

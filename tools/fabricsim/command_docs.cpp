@@ -32,6 +32,8 @@ class DocsCommand final : public Command {
         out << fmt::format("<!-- settings table {} -->\n{}<!-- end settings table -->\n\n",
                            section.empty() ? "/" : section, api::settings_table(section));
       }
+      out << "<!-- settings table flags -->\n"
+          << api::settings_flags_table() << "<!-- end settings table -->\n";
       return 0;
     }
     std::ifstream in(update_);

@@ -52,7 +52,7 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
   for (const api::Setting& s : api::scenario_settings()) {
     if (s.flag.empty() || (!plan_flags && s.section() == "/parallelism")) continue;
     Flag& f = flags_.emplace_back(Flag{.setting = &s});
-    const std::string name(s.flag), help(s.help);
+    const std::string name(s.flag_name()), help(s.help);
     switch (s.kind) {
       case api::SettingKind::boolean:
         app.add_flag(name, f.on, help);

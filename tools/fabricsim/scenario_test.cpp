@@ -411,7 +411,7 @@ TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][sett
     if (s.flag.empty()) continue;
     ++flags;
     INFO(s.flag);
-    std::vector<std::string> args = {"fabricsim", std::string(s.flag)};
+    std::vector<std::string> args = {"fabricsim", std::string(s.flag_name())};
     nlohmann::json want = true;
     if (s.kind == SettingKind::count || s.kind == SettingKind::stage) {
       args.push_back("2");
