@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 #include "api/scenario_settings.hpp"
 #include "models/model_json.hpp"
