@@ -112,7 +112,7 @@ PreparedPlan Evaluator::prepare(const Scenario& s) const {
 }
 
 PreparedPlan Evaluator::prepare(const Scenario& s, const models::ComputeProfile& compute) const {
-  if (s.system != state_->name || s.gpus != state_->gpus) {
+  if (s.system != state_->name || s.gpus > state_->gpus) {
     throw std::invalid_argument("Evaluator::prepare: the scenario is on " + s.system + " x " +
                                 std::to_string(s.gpus) + ", the evaluator on " + state_->name +
                                 " x " + std::to_string(state_->gpus));
@@ -170,6 +170,39 @@ TrainingReport Evaluator::evaluate(const Scenario& s, Fidelity fidelity) const {
   report.metrics = e.metrics;
   report.simulate_wall_s = e.simulate_wall_s;
   return report;
+}
+
+SharedEvaluation Evaluator::evaluate_together(const std::vector<const PreparedPlan*>& plans,
+                                              Fidelity fidelity, int steps) const {
+  std::vector<models::SharedJob> jobs;
+  for (const PreparedPlan* p : plans) {
+    if (p->problem || !p->memory.fits) {
+      throw std::invalid_argument("Evaluator::evaluate_together: a plan that cannot run");
+    }
+    models::SharedJob job{&p->workload, &p->scenario.plan, p->scenario.simulation};
+    job.options.backend = backend_of(fidelity);
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty()) return {};
+  const models::StepOptions& first = jobs.front().options;
+  std::unique_ptr<models::StepCache> cache = state_->take(first.routing, first.collnet);
+  SharedEvaluation out;
+  const auto start = std::chrono::steady_clock::now();
+  out.shared = models::simulate_shared_steps(state_->system, state_->profile.collective, jobs,
+                                             steps, cache.get());
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  state_->give_back(std::move(cache));
+  for (size_t k = 0; k < plans.size(); ++k) {
+    StepEvaluation e;
+    e.step = out.shared.jobs[k];
+    e.simulate_wall_s = wall;
+    check_not_saturated(plans[k]->scenario, *e.step);
+    e.metrics =
+        training_metrics(plans[k]->scenario, plans[k]->workload, *e.step, state_->system.gpu);
+    out.jobs.push_back(std::move(e));
+  }
+  return out;
 }
 
 TrainingMetrics training_metrics(const Scenario& s, const models::Workload& workload,

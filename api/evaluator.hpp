@@ -51,6 +51,12 @@ struct StepEvaluation {
   double simulate_wall_s = 0;
 };
 
+/// Jobs evaluated together on one cluster.
+struct SharedEvaluation {
+  std::vector<StepEvaluation> jobs;  ///< per job, in the order given
+  models::SharedStepResult shared;
+};
+
 class Evaluator {
  public:
   /// Resolves the cluster of `scenario` (its system, GPU count, fabric overrides and calibration
@@ -69,8 +75,9 @@ class Evaluator {
   /// "built-in profile of <system>" or the profile's path.
   const std::string& calibration_source() const;
 
-  /// Lowers `scenario` (which must be on this cluster: same system and GPU count, else
-  /// std::invalid_argument) and checks its memory.
+  /// Lowers `scenario` (which must be on this cluster: same system and at most its GPUs, else
+  /// std::invalid_argument) and checks its memory. A scenario with fewer GPUs than the cluster
+  /// is one job on it: its ranks run on the GPUs `simulation.gpus` names (default the first).
   PreparedPlan prepare(const Scenario& scenario) const;
   /// The same, lowered with another compute profile (a search over its parameters reuses the
   /// cluster: `fabricsim calibrate run`).
@@ -80,6 +87,12 @@ class Evaluator {
   /// prepare + evaluate, as the report `run` prints; a plan that does not divide yields a report
   /// with `infeasible` set and nothing else.
   TrainingReport evaluate(const Scenario& scenario, Fidelity fidelity) const;
+  /// Several prepared plans (jobs) on this cluster at once, each on the GPUs its scenario's
+  /// `simulation.gpus` names, their traffic sharing the fabric (models::simulate_shared_steps):
+  /// each job's evaluation together with the others, and the shared simulation. Every plan must
+  /// be feasible (std::invalid_argument otherwise).
+  SharedEvaluation evaluate_together(const std::vector<const PreparedPlan*>& plans,
+                                     Fidelity fidelity, int steps) const;
 
  private:
   struct State;

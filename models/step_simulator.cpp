@@ -29,32 +29,59 @@ Time seconds(double s) {
   return Time::from_s(s);
 }
 
-/// Times collectives and point-to-point transfers for the simulated ranks: plans them (through
-/// the shared cache), launches every symmetric instance on the shared network (flow backend) or
-/// looks up their uncontended duration (analytical backend).
+/// One job's view of the shared fabric: forwards its flows and counts the bytes they put on
+/// each resource, so that links shared by several jobs can be named. Bytes are counted when a
+/// flow starts (what it will move).
+class JobTraffic : public sim::Network {
+ public:
+  JobTraffic(sim::FlowNetwork& fabric, size_t resources)
+      : fabric_(fabric), bytes_(resources, 0.0) {}
+  void start_flow(const sim::Route& route, sim::FlowRequest request) override {
+    for (const sim::LinkShare& share : route.links)
+      bytes_[share.link] += request.bytes.count() * share.fraction;
+    fabric_.start_flow(route, std::move(request));
+  }
+  size_t active_flows() const override { return fabric_.active_flows(); }
+  const std::vector<double>& link_bytes() const override { return bytes_; }
+  const sim::NetworkStats& stats() const override { return fabric_.stats(); }
+
+ private:
+  sim::FlowNetwork& fabric_;
+  std::vector<double> bytes_;
+};
+
+/// Times collectives and point-to-point transfers for one job's simulated ranks: plans them
+/// (through the shared cache) on the GPUs its ranks run on, launches every symmetric instance on
+/// the shared fabric (flow backend) or looks up their uncontended duration (analytical backend).
 class Communicator {
  public:
+  /// `runner` is null on the analytical backend; `gpus` maps job ranks to topology ranks (empty:
+  /// rank r runs on GPU r).
   Communicator(sim::Simulation& simulation, StepCache& cache, const Placement& placement,
-               const StepOptions& options)
-      : simulation_(simulation), cache_(cache), placement_(placement), options_(options) {
-    if (options.backend == Backend::flow) {
-      network_ = std::make_unique<sim::FlowNetwork>(simulation, cache.capacities());
-      runner_ = std::make_unique<CollectiveRunner>(simulation, *network_, cache.router());
-    }
+               const StepOptions& options, CollectiveRunner* runner)
+      : simulation_(simulation),
+        cache_(cache),
+        placement_(placement),
+        gpus_(options.gpus),
+        runner_(runner) {}
+
+  bool flow() const { return runner_ != nullptr; }
+
+  /// The topology rank job rank `rank` runs on.
+  uint32_t gpu(int rank) const {
+    return gpus_.empty() ? static_cast<uint32_t>(rank) : gpus_[static_cast<size_t>(rank)];
   }
-
-  const std::vector<sim::LinkCapacity>& capacities() const { return cache_.capacities(); }
-
-  bool flow() const { return options_.backend == Backend::flow; }
-  /// The flow backend's network; null on the analytical backend.
-  sim::FlowNetwork* flow_network() { return network_.get(); }
+  /// `rank`'s group of `kind` as topology ranks.
+  std::vector<uint32_t> group(GroupKind kind, int rank) const {
+    return on_gpus(placement_.group(kind, rank));
+  }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
   Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
     // Keyed by rank, so repeated lookups skip building the group.
     const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
     if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
-    const Time t = cache_.isolated_time(cache_.collective(placement_.group(kind, rank), op, bytes));
+    const Time t = cache_.isolated_time(cache_.collective(group(kind, rank), op, bytes));
     by_rank_.emplace(key, t);
     return t;
   }
@@ -66,8 +93,7 @@ class Communicator {
     const auto key = std::make_tuple(rank, m.tokens, m.combine, m.fp8);
     if (auto it = moe_by_rank_.find(key); it != moe_by_rank_.end()) return it->second;
     const System& system = cache_.system();
-    const GroupLayout layout =
-        make_group_layout(*system.topology, placement_.group(GroupKind::ep, rank));
+    const GroupLayout layout = make_group_layout(*system.topology, group(GroupKind::ep, rank));
     MoeAlltoallRequest q;
     q.kernel = MoeKernel::deepep_normal;
     q.direction = m.combine ? MoeDirection::combine : MoeDirection::dispatch;
@@ -90,8 +116,7 @@ class Communicator {
   }
 
   Time p2p_time(int from, int to, double bytes) {
-    return cache_.isolated_time(
-        cache_.p2p(static_cast<uint32_t>(from), static_cast<uint32_t>(to), bytes));
+    return cache_.isolated_time(cache_.p2p(gpu(from), gpu(to), bytes));
   }
 
   /// Runs `rank`'s collective (and, with reduce, every symmetric instance of its stage).
@@ -102,9 +127,10 @@ class Communicator {
       return;
     }
     std::vector<std::vector<uint32_t>> instances;
-    std::vector<uint32_t> own = placement_.group(kind, rank);
+    std::vector<uint32_t> own = group(kind, rank);
     if (reduce && cache_.spans_domains(own)) {
-      instances = placement_.stage_groups(kind, placement_.coordinates(rank).pp);
+      for (auto& g : placement_.stage_groups(kind, placement_.coordinates(rank).pp))
+        instances.push_back(on_gpus(std::move(g)));
     } else {
       instances.push_back(std::move(own));
     }
@@ -137,20 +163,26 @@ class Communicator {
     auto remaining = std::make_shared<size_t>(pairs.size());
     auto shared_done = std::make_shared<Callback>(std::move(done));
     for (const auto& [x, y] : pairs) {
-      runner_->run(cache_.p2p(static_cast<uint32_t>(x), static_cast<uint32_t>(y), bytes),
-                   [remaining, shared_done] {
-                     if (--*remaining == 0) (*shared_done)();
-                   });
+      runner_->run(cache_.p2p(gpu(x), gpu(y), bytes), [remaining, shared_done] {
+        if (--*remaining == 0) (*shared_done)();
+      });
     }
   }
 
  private:
+  std::vector<uint32_t> on_gpus(std::vector<uint32_t> ranks) const {
+    if (!gpus_.empty()) {
+      for (uint32_t& r : ranks)
+        r = gpus_[r];
+    }
+    return ranks;
+  }
+
   sim::Simulation& simulation_;
   StepCache& cache_;
   const Placement& placement_;
-  const StepOptions& options_;
-  std::unique_ptr<sim::FlowNetwork> network_;
-  std::unique_ptr<CollectiveRunner> runner_;
+  const std::vector<uint32_t>& gpus_;
+  CollectiveRunner* runner_;
   struct KeyHash {
     size_t operator()(const std::tuple<int, int, double, int>& k) const {
       const auto [kind, op, bytes, rank] = k;
@@ -286,6 +318,9 @@ struct Engine {
   /// run_static's slot completion times (reused between passes), of the walk and of its plain
   /// twin.
   std::vector<std::pair<Time, GroupKind>> slot_end, plain_slot_end;
+  Time step_start;   ///< when this step began (later steps of a shared cluster)
+  size_t ended = 0;  ///< ranks that have finished the step
+  Callback on_end;   ///< runs when the last rank has finished (may be empty)
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -842,12 +877,17 @@ struct Engine {
         const Time gather_start = sim.now();
         gather_parameters(r, [this, &r, gather_start] {
           r.parts[kDp] += sim.now() - gather_start;
-          r.end = sim.now();
+          rank_ended(r);
         });
         return;
       }
-      r.end = sim.now();
+      rank_ended(r);
     });
+  }
+
+  void rank_ended(RankRun& r) {
+    r.end = sim.now();
+    if (++ended == ranks.size() && on_end) on_end();
   }
 
   /// The ZeRO parameter all-gathers of every bucket, in the order the forward needs them, on the
@@ -885,6 +925,7 @@ struct Engine {
   }
 
   void start(RankRun& r) {
+    r.free_since = sim.now();
     r.gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
                   !workload.frozen_base;
     for (size_t c = 0; c < r.params_ready.size(); ++c) {
@@ -927,12 +968,12 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   return run;
 }
 
-/// A rank's booked parts as a breakdown in seconds.
-StageBreakdown breakdown_of(const RankRun& r) {
+/// A rank's booked parts as a breakdown in seconds, `end` counted from the step's start.
+StageBreakdown breakdown_of(const RankRun& r, Time step_start) {
   StageBreakdown b;
   for (size_t p = 0; p < kParts; ++p)
     b.*kBreakdownComponents[p].field = r.parts[p].s();
-  b.end = r.end.s();
+  b.end = (r.end - step_start).s();
   return b;
 }
 
@@ -973,6 +1014,143 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
   }
 }
 
+/// Rejects a job whose GPU map does not fit its plan and the topology.
+void check_job(const System& system, const ParallelPlan& plan, const StepOptions& options) {
+  const size_t n = static_cast<size_t>(plan.gpus());
+  if (options.gpus.empty()) {
+    if (n > system.topology->gpu_count()) {
+      throw std::invalid_argument(fmt::format("the plan needs {} GPUs, the system has {}", n,
+                                              system.topology->gpu_count()));
+    }
+    return;
+  }
+  if (options.gpus.size() != n) {
+    throw std::invalid_argument(
+        fmt::format("StepOptions::gpus maps {} ranks, the plan has {}", options.gpus.size(), n));
+  }
+  for (uint32_t g : options.gpus) {
+    if (g >= system.topology->gpu_count())
+      throw std::invalid_argument(
+          fmt::format("StepOptions::gpus names GPU {} of {}", g, system.topology->gpu_count()));
+  }
+}
+
+/// One job of a simulation: its placement, its traffic on the shared fabric and the engine of
+/// its current step. Steps run back to back: each starts a fresh engine at the current time.
+class JobRun {
+ public:
+  /// `network` is null on the analytical backend; with `count_traffic` the job's bytes per
+  /// resource are kept apart (several jobs on one fabric).
+  JobRun(sim::Simulation& simulation, StepCache& cache, sim::FlowNetwork* network,
+         bool count_traffic, const Workload& workload, const ParallelPlan& plan,
+         const StepOptions& options, std::vector<TraceEvent>* trace)
+      : simulation_(simulation),
+        workload_(workload),
+        plan_(plan),
+        options_(options),
+        placement_(plan, plan.gpus()),
+        schedule_(cache.pipeline(plan.pp, plan.vp, workload.microbatches)),
+        trace_(trace) {
+    if (network != nullptr) {
+      sim::Network* carrier = network;
+      if (count_traffic) carrier = &traffic_.emplace(*network, cache.capacities().size());
+      runner_.emplace(simulation, *carrier, cache.router());
+    }
+    comm_.emplace(simulation, cache, placement_, options, runner_ ? &*runner_ : nullptr);
+  }
+
+  /// Starts a step now; `on_end` runs when its last rank has finished it.
+  void start_step(Callback on_end) {
+    // Engines of earlier steps stay alive: events of theirs may still be queued.
+    engines_.push_back(std::unique_ptr<Engine>(new Engine{simulation_,
+                                                          *comm_,
+                                                          workload_,
+                                                          plan_,
+                                                          placement_,
+                                                          options_,
+                                                          {},
+                                                          trace_,
+                                                          {},
+                                                          {},
+                                                          {},
+                                                          {},
+                                                          simulation_.now(),
+                                                          0,
+                                                          std::move(on_end)}));
+    Engine& engine = *engines_.back();
+    std::vector<int> ranks;
+    if (options_.full_ranks) {
+      for (int r = 0; r < plan_.gpus(); ++r)
+        ranks.push_back(r);
+    } else {
+      for (int s = 0; s < plan_.pp; ++s)
+        ranks.push_back(placement_.stage_representative(s));
+    }
+    std::unordered_map<int, RankRun*> by_rank;
+    for (int rank : ranks) {
+      engine.ranks.push_back(make_rank(rank, placement_, workload_, schedule_));
+      if (!options_.compute_slowdown.empty()) {
+        engine.ranks.back()->compute_scale =
+            options_.compute_slowdown.at(static_cast<size_t>(rank));
+      }
+      by_rank[rank] = engine.ranks.back().get();
+    }
+    for (auto& r : engine.ranks) {
+      Coordinates c = placement_.coordinates(r->rank);
+      c.pp = (r->stage + 1) % plan_.pp;
+      r->downstream = by_rank.at(placement_.rank_of(c));
+      c.pp = (r->stage + plan_.pp - 1) % plan_.pp;
+      r->upstream = by_rank.at(placement_.rank_of(c));
+    }
+    for (auto& r : engine.ranks)
+      engine.start(*r);
+  }
+
+  /// The current step's per-stage breakdown (averaged over the simulated ranks of a stage) and
+  /// time; throws std::logic_error naming a rank that has not finished.
+  StepResult step_result() const {
+    const Engine& engine = *engines_.back();
+    StepResult result;
+    result.stages.assign(static_cast<size_t>(plan_.pp), StageBreakdown{});
+    std::vector<int> count(static_cast<size_t>(plan_.pp), 0);
+    for (const auto& r : engine.ranks) {
+      if (!r->finished) {
+        throw std::logic_error(fmt::format("rank {} did not finish the step (deadlock)", r->rank));
+      }
+      result.stages[static_cast<size_t>(r->stage)] += breakdown_of(*r, engine.step_start);
+      ++count[static_cast<size_t>(r->stage)];
+    }
+    for (size_t s = 0; s < result.stages.size(); ++s) {
+      StageBreakdown& b = result.stages[s];
+      b /= std::max(1, count[s]);
+      if (b.end > result.step_seconds) {
+        result.step_seconds = b.end;
+        result.critical_stage = static_cast<int>(s);
+      }
+    }
+    result.simulated_ranks = engine.ranks.size();
+    return result;
+  }
+
+  /// Bytes this job's flows put on `resource` (with count_traffic).
+  double link_bytes(size_t resource) const {
+    return traffic_ ? traffic_->link_bytes()[resource] : 0.0;
+  }
+
+ private:
+  sim::Simulation& simulation_;
+  const Workload& workload_;
+  const ParallelPlan& plan_;
+  const StepOptions& options_;
+  const Placement placement_;
+  const std::vector<std::vector<PipelineTask>>& schedule_;
+  std::vector<TraceEvent>* trace_;
+  std::optional<JobTraffic> traffic_;
+  std::optional<CollectiveRunner> runner_;
+  std::optional<Communicator> comm_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+};
+
 }  // namespace
 
 StageBreakdown& StageBreakdown::operator+=(const StageBreakdown& other) {
@@ -991,85 +1169,161 @@ StageBreakdown& StageBreakdown::operator/=(double n) {
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
                          const StepOptions& options, StepCache* cache) {
+  check_job(system, plan, options);
   std::optional<StepCache> own;
   if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
     cache = &own.emplace(system, collective, options.routing, options.collnet);
   }
-  StepResult result;
   sim::Simulation simulation;
-  const Placement placement(plan, plan.gpus());
-  Communicator comm(simulation, *cache, placement, options);
+  std::optional<sim::FlowNetwork> network;
+  if (options.backend == Backend::flow) network.emplace(simulation, cache->capacities());
   std::vector<TraceEvent> trace;
-  Engine engine{simulation, comm,    workload, plan,
-                placement,  options, {},       options.trace ? &trace : nullptr,
-                {},         {},      {},       {}};
-  const auto& schedule = cache->pipeline(plan.pp, plan.vp, workload.microbatches);
-
-  std::vector<int> ranks;
-  if (options.full_ranks) {
-    for (int r = 0; r < plan.gpus(); ++r)
-      ranks.push_back(r);
-  } else {
-    for (int s = 0; s < plan.pp; ++s)
-      ranks.push_back(placement.stage_representative(s));
-  }
-  std::unordered_map<int, RankRun*> by_rank;
-  for (int rank : ranks) {
-    engine.ranks.push_back(make_rank(rank, placement, workload, schedule));
-    if (!options.compute_slowdown.empty()) {
-      engine.ranks.back()->compute_scale = options.compute_slowdown.at(static_cast<size_t>(rank));
-    }
-    by_rank[rank] = engine.ranks.back().get();
-  }
-  for (auto& r : engine.ranks) {
-    Coordinates c = placement.coordinates(r->rank);
-    c.pp = (r->stage + 1) % plan.pp;
-    r->downstream = by_rank.at(placement.rank_of(c));
-    c.pp = (r->stage + plan.pp - 1) % plan.pp;
-    r->upstream = by_rank.at(placement.rank_of(c));
-  }
+  JobRun job(simulation, *cache, network ? &*network : nullptr, false, workload, plan, options,
+             options.trace ? &trace : nullptr);
   // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
-  if (options.trace && comm.flow()) {
-    comm.flow_network()->set_link_rate_observer(
-        [&link_rates](sim::LinkId l, sim::Time t, double rate) {
-          auto& series = link_rates[static_cast<topologies::LinkId>(l)];
-          if (!series.empty() && series.back().first == t.us()) {
-            series.back().second = rate;
-          } else if (series.empty() || series.back().second != rate) {
-            series.emplace_back(t.us(), rate);
-          }
-        });
+  if (options.trace && network) {
+    network->set_link_rate_observer([&link_rates](sim::LinkId l, sim::Time t, double rate) {
+      auto& series = link_rates[static_cast<topologies::LinkId>(l)];
+      if (!series.empty() && series.back().first == t.us()) {
+        series.back().second = rate;
+      } else if (series.empty() || series.back().second != rate) {
+        series.emplace_back(t.us(), rate);
+      }
+    });
   }
-  for (auto& r : engine.ranks)
-    engine.start(*r);
+  std::optional<StepResult> done;
+  job.start_step([&] { done = job.step_result(); });
   simulation.run();
-
-  // Per-stage breakdowns (averaged over the simulated ranks of a stage).
-  result.stages.assign(static_cast<size_t>(plan.pp), StageBreakdown{});
-  std::vector<int> count(static_cast<size_t>(plan.pp), 0);
-  for (const auto& r : engine.ranks) {
-    if (!r->finished) {
-      throw std::logic_error(fmt::format("rank {} did not finish the step (deadlock)", r->rank));
-    }
-    result.stages[static_cast<size_t>(r->stage)] += breakdown_of(*r);
-    ++count[static_cast<size_t>(r->stage)];
-  }
-  for (size_t s = 0; s < result.stages.size(); ++s) {
-    StageBreakdown& b = result.stages[s];
-    b /= std::max(1, count[s]);
-    if (b.end > result.step_seconds) {
-      result.step_seconds = b.end;
-      result.critical_stage = static_cast<int>(s);
-    }
-  }
+  if (!done) job.step_result();  // throws: which rank did not finish
+  StepResult result = std::move(*done);
   result.events = simulation.events_executed();
-  result.simulated_ranks = engine.ranks.size();
   result.trace = std::move(trace);
-  if (const sim::FlowNetwork* net = comm.flow_network()) {
-    report_links(*net, comm.capacities(), *system.topology, options, plan.pp, link_rates, result);
+  if (network) {
+    report_links(*network, cache->capacities(), *system.topology, options, plan.pp, link_rates,
+                 result);
   }
   return result;
+}
+
+SharedStepResult simulate_shared_steps(const System& system, const CollectiveProfile& collective,
+                                       const std::vector<SharedJob>& jobs, int steps,
+                                       StepCache* cache) {
+  if (jobs.empty()) throw std::invalid_argument("simulate_shared_steps: no jobs");
+  if (steps < 1) throw std::invalid_argument("simulate_shared_steps: steps must be >= 1");
+  const StepOptions& first = jobs.front().options;
+  std::vector<int> owner(system.topology->gpu_count(), -1);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const SharedJob& job = jobs[k];
+    check_job(system, *job.plan, job.options);
+    if (job.options.backend != first.backend || job.options.routing != first.routing ||
+        job.options.collnet != first.collnet) {
+      throw std::invalid_argument(
+          "simulate_shared_steps: the jobs of one fabric share its backend, routing and collnet");
+    }
+    if (job.options.gpus.empty() && jobs.size() > 1) {
+      throw std::invalid_argument("simulate_shared_steps: every job needs its GPUs");
+    }
+    for (size_t r = 0; r < static_cast<size_t>(job.plan->gpus()); ++r) {
+      int& o = owner[job.options.gpus.empty() ? r : job.options.gpus[r]];
+      if (o >= 0) {
+        throw std::invalid_argument(
+            fmt::format("simulate_shared_steps: jobs {} and {} share a GPU", o, k));
+      }
+      o = static_cast<int>(k);
+    }
+  }
+  std::optional<StepCache> own;
+  if (cache == nullptr || !cache->serves(system, collective, first.routing, first.collnet)) {
+    cache = &own.emplace(system, collective, first.routing, first.collnet);
+  }
+  sim::Simulation simulation;
+  std::optional<sim::FlowNetwork> network;
+  if (first.backend == Backend::flow) network.emplace(simulation, cache->capacities());
+
+  // Every job repeats its step, back to back, until each has finished `steps` of them after a
+  // first one (all jobs start that one together at time 0, so it is not counted); a job that is
+  // done early keeps running, so that every counted step shared the fabric with all the others.
+  const size_t warmup = steps > 1 ? 1 : 0;
+  std::vector<std::unique_ptr<JobRun>> runs;
+  std::vector<std::vector<StepResult>> finished(jobs.size());
+  for (const SharedJob& job : jobs) {
+    runs.push_back(std::make_unique<JobRun>(simulation, *cache, network ? &*network : nullptr,
+                                            jobs.size() > 1, *job.workload, *job.plan, job.options,
+                                            nullptr));
+  }
+  auto all_done = [&] {
+    return std::all_of(finished.begin(), finished.end(), [&](const auto& f) {
+      return f.size() >= warmup + static_cast<size_t>(steps);
+    });
+  };
+  std::function<void(size_t)> next_step = [&](size_t k) {
+    runs[k]->start_step([&, k] {
+      finished[k].push_back(runs[k]->step_result());
+      if (all_done()) {
+        simulation.stop();
+      } else {
+        next_step(k);
+      }
+    });
+  };
+  for (size_t k = 0; k < runs.size(); ++k)
+    next_step(k);
+  simulation.run();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (finished[k].size() < warmup + static_cast<size_t>(steps))
+      runs[k]->step_result();  // throws: which rank did not finish
+  }
+
+  SharedStepResult out;
+  out.simulated_seconds = simulation.now().s();
+  out.events = simulation.events_executed();
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const std::vector<StepResult>& done = finished[k];
+    const size_t n = done.size() - warmup;
+    StepResult mean = done[warmup];
+    for (size_t i = warmup + 1; i < done.size(); ++i) {
+      mean.step_seconds += done[i].step_seconds;
+      for (size_t s = 0; s < mean.stages.size(); ++s) {
+        const double end = mean.stages[s].end + done[i].stages[s].end;
+        mean.stages[s] += done[i].stages[s];
+        mean.stages[s].end = end;
+      }
+    }
+    mean.step_seconds /= static_cast<double>(n);
+    for (StageBreakdown& b : mean.stages) {
+      b /= static_cast<double>(n);
+      b.end /= static_cast<double>(n);
+    }
+    out.jobs.push_back(std::move(mean));
+    out.steps.push_back(static_cast<int>(n));
+  }
+  if (network) {
+    out.flows = network->stats().flows_started;
+    out.rate_solves = network->stats().rate_solves;
+    const topologies::Topology& t = *system.topology;
+    const std::vector<sim::LinkCapacity>& caps = cache->capacities();
+    for (size_t l = 0; l < network->link_bytes().size(); ++l) {
+      SharedLink shared;
+      for (size_t k = 0; k < runs.size(); ++k) {
+        const double bytes = runs[k]->link_bytes(l);
+        shared.job_bytes.push_back(bytes);
+        if (bytes > 0) shared.jobs.push_back(static_cast<int>(k));
+      }
+      if (shared.jobs.size() < 2) continue;
+      const auto id = static_cast<topologies::LinkId>(l);
+      const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
+      shared.use = {t.resource_name(id), std::string(topologies::to_string(t.resource_kind(id))),
+                    network->link_bytes()[l],
+                    network->link_bytes()[l] / (usable * out.simulated_seconds)};
+      out.shared_links.push_back(std::move(shared));
+    }
+    std::sort(out.shared_links.begin(), out.shared_links.end(), [](const auto& a, const auto& b) {
+      return a.use.utilization != b.use.utilization ? a.use.utilization > b.use.utilization
+                                                    : a.use.name < b.use.name;
+    });
+  }
+  return out;
 }
 
 nlohmann::json trace_to_json(const StepResult& result) {

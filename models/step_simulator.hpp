@@ -40,6 +40,9 @@ struct StepOptions {
   /// step (stragglers, throttling; models/straggler_model). Exact with full_ranks; otherwise only
   /// the simulated representatives' factors count, and their symmetric instances follow them.
   std::vector<double> compute_slowdown;
+  /// Per rank (empty: rank r runs on GPU r): the topology rank (Topology::gpu order) it runs on,
+  /// a job's placement on a shared cluster (models/job_placement).
+  std::vector<uint32_t> gpus;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
@@ -114,6 +117,42 @@ struct StepResult {
 StepResult simulate_step(const System& system, const CollectiveProfile& collective,
                          const Workload& workload, const ParallelPlan& plan,
                          const StepOptions& options, StepCache* cache = nullptr);
+
+/// One job of a shared cluster: what it runs, its plan, and its options (its GPUs in
+/// `options.gpus`). The jobs of one simulation share its backend, routing and collnet.
+struct SharedJob {
+  const Workload* workload = nullptr;
+  const ParallelPlan* plan = nullptr;
+  StepOptions options;
+};
+
+/// A link that carried traffic of two or more jobs.
+struct SharedLink {
+  LinkUse use;                    ///< all jobs' bytes; utilization over the simulated time
+  std::vector<int> jobs;          ///< the jobs whose flows crossed it, in job order
+  std::vector<double> job_bytes;  ///< bytes of each job (every job, in job order)
+};
+
+struct SharedStepResult {
+  /// Per job: its step time and per-stage breakdown, the mean of the steps it completed while
+  /// every job was running (after a first step that all start together).
+  std::vector<StepResult> jobs;
+  std::vector<int> steps;  ///< steps counted per job
+  double simulated_seconds = 0;
+  std::vector<SharedLink> shared_links;  ///< flow backend: every shared link, busiest first
+  uint64_t events = 0;
+  uint64_t flows = 0;
+  uint64_t rate_solves = 0;
+};
+
+/// Simulates several jobs on one cluster: each repeats its step back to back, their flows
+/// sharing the fabric (flow backend; on the analytical backend nothing is shared and each job
+/// takes its time alone), until every job has completed `steps` steps after the first (with
+/// steps = 1 the first is the one counted). Throws std::invalid_argument when jobs overlap on a
+/// GPU or disagree on backend, routing or collnet.
+SharedStepResult simulate_shared_steps(const System& system, const CollectiveProfile& collective,
+                                       const std::vector<SharedJob>& jobs, int steps,
+                                       StepCache* cache = nullptr);
 
 /// Chrome trace JSON (Perfetto): one track per simulated rank and stream, and a counter per busy
 /// link (its rate in GB/s over time, flow backend).

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/job_mix.hpp"
 #include "api/scaling_study.hpp"
 #include "api/scenario.hpp"
 #include "calibration/cases.hpp"
@@ -19,7 +20,7 @@
 namespace fabricsim::testing {
 namespace {
 
-constexpr std::string_view kReaders = "TSPLCGNKRF";
+constexpr std::string_view kReaders = "TSPLCGNKRJF";
 
 // Scenarios that build more GPUs than this are skipped: they are valid, only slow to build, and
 // the size limits themselves are tested in tests/hardening_test.cpp.
@@ -43,6 +44,19 @@ void read_scenario_text(std::string_view text) {
   const sim::JsonDocument parsed(doc, "fuzz.json");
   api::read_scenario(parsed.root());
   api::read_scaling_study(parsed.root());
+}
+
+/// A jobs file (several jobs on one cluster), read but not simulated; the cluster and each job
+/// are bounded as scenarios are.
+void read_job_mix_text(std::string_view text) {
+  const sim::JsonDocument parsed = sim::parse_json_text(text, "fuzz.json");
+  const nlohmann::json& doc = parsed.root().raw();
+  const nlohmann::json::json_pointer gpus("/system/gpus");
+  if (doc.is_object() && doc.contains(gpus) && doc[gpus].is_number() &&
+      doc[gpus].get<double>() > kMaxFuzzGpus) {
+    return;
+  }
+  api::read_job_mix(parsed.root());
 }
 
 void read(char reader, std::string_view text) {
@@ -78,6 +92,9 @@ void read(char reader, std::string_view text) {
       break;
     case 'R':
       calibration::read_kineto_trace(sim::parse_json_text(text, name).root());
+      break;
+    case 'J':
+      read_job_mix_text(text);
       break;
     default:
       calibration::detect_format(name, text);

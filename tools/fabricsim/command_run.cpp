@@ -1,9 +1,11 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
 #include "api/goodput_run.hpp"
+#include "api/job_mix.hpp"
 #include "api/link_trace.hpp"
 #include "api/training_run.hpp"
 #include "sim/file_write.hpp"
@@ -32,9 +34,23 @@ class RunCommand final : public Command {
                      "Also operate the run for this many days: failures, checkpoints, goodput "
                      "(the goodput command's report)")
         ->check(CLI::PositiveNumber);
+    app_->add_option("--placement", placement_,
+                     "Jobs file: where the jobs go (" + models::placement_policy_names() +
+                         "; default: the file's)");
+    app_->add_flag("--compare-placements", compare_placements_,
+                   "Jobs file: run the mix under every placement policy and compare them");
   }
 
   int run(std::ostream& out, std::ostream&) override {
+    if (!file_.empty()) {
+      nlohmann::json doc = options_.document(file_);
+      if (api::is_job_mix(doc)) return run_jobs(std::move(doc), out);
+    }
+    if (!placement_.empty() || compare_placements_) {
+      throw sim::InputError(kCommandLine,
+                            placement_.empty() ? "--compare-placements" : "--placement",
+                            "a jobs file (a scenario with a \"jobs\" array) to place");
+    }
     api::Scenario scenario = options_.scenario(file_);
     std::optional<sim::AtomicFile> trace;  // opened first: a bad path fails before simulating
     if (!trace_.empty()) {
@@ -81,12 +97,63 @@ class RunCommand final : public Command {
   }
 
  private:
+  /// A jobs file: several jobs on one cluster (api/job_mix).
+  int run_jobs(nlohmann::json doc, std::ostream& out) {
+    if (!trace_.empty() || !link_trace_.empty() || days_ > 0) {
+      throw sim::InputError(kCommandLine,
+                            !trace_.empty()        ? "--trace"
+                            : !link_trace_.empty() ? "--link-trace"
+                                                   : "--days",
+                            "one scenario, not a jobs file");
+    }
+    const sim::JsonDocument parsed(std::move(doc), file_);
+    const api::JobMix mix = api::read_job_mix(parsed.root());
+    std::vector<models::PlacementPolicy> policies{mix.policy};
+    if (!placement_.empty() && !models::parse_placement_policy(placement_, policies.front())) {
+      throw sim::InputError(
+          kCommandLine, "--placement",
+          "one of " + models::placement_policy_names() + ", got '" + placement_ + "'");
+    }
+    if (compare_placements_) {
+      policies = {models::PlacementPolicy::packed, models::PlacementPolicy::spread,
+                  models::PlacementPolicy::topology_aware};
+    }
+    std::vector<api::JobMixReport> reports;
+    for (models::PlacementPolicy p : policies)
+      reports.push_back(api::run_job_mix(mix, p));
+    const ScenarioRecord record = options_.record(file_);
+    if (json_) {
+      nlohmann::json j;
+      if (compare_placements_) {
+        j["placements"] = nlohmann::json::array();
+        for (const api::JobMixReport& r : reports)
+          j["placements"].push_back(api::job_mix_to_json(r));
+        j["comparison"] = api::placement_comparison_json(reports);
+      } else {
+        j = api::job_mix_to_json(reports.front());
+      }
+      add_record(j, record);
+      out << j.dump(2) << "\n";
+    } else {
+      out << record_text(record) << "\n";
+      for (const api::JobMixReport& r : reports)
+        out << api::job_mix_to_text(r) << "\n";
+      if (compare_placements_) out << api::placement_comparison_text(reports);
+    }
+    const bool all_ran =
+        std::all_of(reports.front().jobs.begin(), reports.front().jobs.end(),
+                    [](const api::JobOutcome& j) { return j.together.has_value(); });
+    return all_ran ? 0 : 3;
+  }
+
   std::string file_;
   ScenarioOptions options_;
   bool json_ = false;
   std::string trace_, link_trace_;
   int link_buckets_ = 100;
   double days_ = 0;
+  std::string placement_;
+  bool compare_placements_ = false;
 };
 
 }  // namespace
