@@ -131,7 +131,8 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
 double PrecisionRecipe::bytes_per_element(TensorRole role, Producer producer,
                                           bool columnwise) const {
   double bytes = 0;
-  for (const QuantKernel& k : quantize(role, producer, columnwise)) bytes += k.bytes_per_element;
+  for (const QuantKernel& k : quantize(role, producer, columnwise))
+    bytes += k.bytes_per_element;
   return bytes;
 }
 
@@ -152,8 +153,7 @@ PrecisionRecipe precision_recipe(const TrainingConfig& training, const SoftwareS
       if (training.fp8_blockwise) {
         r.scaling = ScalingRecipe::blockwise;
       } else {
-        r.scaling =
-            software.fp8_current_scaling ? ScalingRecipe::current : ScalingRecipe::delayed;
+        r.scaling = software.fp8_current_scaling ? ScalingRecipe::current : ScalingRecipe::delayed;
       }
       break;
     case Precision::mxfp8:

@@ -30,8 +30,7 @@ TEST_CASE("the recipe follows the precision, fp8_blockwise and the stack", "[pre
   CHECK(recipe_of(Precision::bf16, default_software(), true).scaling == ScalingRecipe::none);
   // TE's default recipe; NeMo 24.07 states delayed scaling; Megatron-Bridge 25.x current.
   CHECK(recipe_of(Precision::fp8, default_software()).scaling == ScalingRecipe::delayed);
-  CHECK(recipe_of(Precision::fp8, *find_software("nemo-24.07")).scaling ==
-        ScalingRecipe::delayed);
+  CHECK(recipe_of(Precision::fp8, *find_software("nemo-24.07")).scaling == ScalingRecipe::delayed);
   CHECK(recipe_of(Precision::fp8, bridge()).scaling == ScalingRecipe::current);
   CHECK(recipe_of(Precision::fp8, bridge(), true).scaling == ScalingRecipe::blockwise);
   CHECK(recipe_of(Precision::mxfp8, bridge()).scaling == ScalingRecipe::mxfp8);

@@ -771,6 +771,11 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const double slowdown = sm_contention(profile, gpu, channels);
 
   const PrecisionRecipe recipe = precision_recipe(training, options.software, model.layers);
+  if (recipe.quantizes()) {
+    w.notes.push_back(fmt::format(
+        "low-precision recipe: {} scaling, {} of {} layers kept in BF16", to_string(recipe.scaling),
+        recipe.bf16_first_layers + recipe.bf16_last_layers, model.layers));
+  }
   const LayerEmitter emit{model,    plan, training,         s,     gpu, profile,
                           slowdown, lora, options.software, recipe};
   const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);
