@@ -130,12 +130,17 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "25.09";
     s.released = "2025-09";
     s.fp8_current_scaling = true;
+    s.nvfp4_bf16_first = 0;
+    s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
-               {"FP8 with per-tensor current scaling (FP8-CS) or MXFP8 blocks on Blackwell",
-                "Megatron-Bridge performance summary (precision column FP8-CS / FP8-MX)"},
+               {"FP8 with per-tensor current scaling (FP8-CS) or MXFP8 blocks on Blackwell; the "
+                "performance recipes keep no transformer layer in BF16 (FP8-CS: "
+                "first_last_layers_bf16 switched off; NVFP4: bf16_with_nvfp4_mixed sets none)",
+                "Megatron-Bridge performance summary (precision column FP8-CS / FP8-MX); "
+                "scripts/performance get_precision_config; training/mixed_precision.py"},
                {"Transformer Engine CUDA graphs over the attention part of each layer "
                 "(cuda_graph_impl transformer_engine, scope attn)",
                 "Megatron-Bridge scripts/performance recipes 25.09"},

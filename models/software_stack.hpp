@@ -45,8 +45,15 @@ struct SoftwareStack {
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
   bool moe_host_sync = true;
-  bool fp8_current_scaling =
-      false;                ///< per-tensor current scaling instead of delayed (amax history)
+  /// FP8 with per-tensor current scaling instead of delayed scaling (amax history); the recipe
+  /// itself is models/precision_recipe.
+  bool fp8_current_scaling = false;
+  /// NVFP4 keeps the linear layers of this fraction of the first and of the last transformer
+  /// layers in BF16: the first two and the last eight of the 62 blocks of the paper's 12B model,
+  /// about 16% of its linear layers, most at the end (NVIDIA, "Pretraining Large Language Models
+  /// with NVFP4", arXiv:2509.25149, section 4.1, selective high-precision layers).
+  double nvfp4_bf16_first = 2.0 / 62.0;
+  double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
   bool documented = true;   ///< false for the fallback default
   std::vector<SoftwareFact> facts;

@@ -6,13 +6,15 @@
 #include <cmath>
 
 #include "models/compute_model.hpp"
+#include "models/precision_recipe.hpp"
 
 namespace fabricsim::models {
 namespace {
 
 using topologies::Precision;
 
-constexpr double kActivationBytes = 2.0;  // bf16 activations and activation gradients
+constexpr double kActivationBytes = 2.0;        // bf16 activations and activation gradients
+constexpr double kWeightTensorsPerLayer = 4.0;  // QKV, projection, FC1, FC2 (see weight casts)
 
 /// Per-rank shapes of one layer under the plan.
 struct Shapes {
@@ -108,6 +110,9 @@ class ProgramBuilder {
   }
   /// Kernels the host issues for the next compute op (a logical op of several small kernels).
   void kernels(int n) { kernels_ = n; }
+  /// Counts a tensor quantized in this pass (delayed scaling updates all their scales at its end).
+  void count_quantized() { ++quantized_tensors_; }
+  int quantized_tensors() const { return quantized_tensors_; }
   /// Inside a CUDA graph the host replays captured kernels without launching each one.
   void graphed(bool on) { graphed_ = on; }
   /// The host waits for the GPU here (a device-to-host copy): kernels issued since the last
@@ -176,6 +181,7 @@ class ProgramBuilder {
   bool graphed_ = false;
   int split_ = 1;
   int next_slot_ = 0;
+  int quantized_tensors_ = 0;
   PassProgram program_;
 };
 
@@ -184,14 +190,11 @@ double sm_contention(const ComputeProfile& profile, const topologies::GpuSpec& g
   return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
 }
 
-bool low_precision(Precision p) {
-  return p == Precision::fp8 || p == Precision::mxfp8 || p == Precision::nvfp4;
-}
-
 struct LayerParams {
   double dense = 0;
   double expert = 0;
   double lora = 0;
+  double linear = 0;  ///< weights of the layer's linear GEMMs (what a recipe quantizes)
 };
 
 /// Parameters of layer `layer` held by one rank.
@@ -216,13 +219,17 @@ LayerParams layer_params(const TransformerConfig& m, const Shapes& s, int layer,
   const double norms = 2 * h;
   const double gated = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
   p.dense = attention + norms;
+  p.linear = attention;
   if (m.moe && is_moe_layer(m, layer)) {
     const MoeConfig& e = *m.moe;
     p.dense += h * e.experts;  // router
-    p.dense += e.shared_experts * gated * h * e.shared_expert_ffn / t;
+    const double shared = e.shared_experts * gated * h * e.shared_expert_ffn / t;
+    p.dense += shared;
     p.expert = static_cast<double>(e.experts) / s.ep * gated * h * e.expert_ffn;
+    p.linear += shared + p.expert;
   } else {
     p.dense += gated * h * m.ffn / t;
+    p.linear += gated * h * m.ffn / t;
   }
   if (lora) {
     // Rank-r adapters on the attention projections and the MLP: r x (in + out) each.
@@ -242,6 +249,18 @@ struct LayerEmitter {
   double slowdown;
   bool lora;
   const SoftwareStack& software;
+  const PrecisionRecipe& recipe;
+  /// This layer's linear GEMMs: quantized by the recipe, at its precision (at()).
+  bool quantized = false;
+  Precision linear = Precision::bf16;
+
+  /// The emitter for layer `layer`: a low-precision run keeps the recipe's BF16 layers in BF16.
+  LayerEmitter at(int layer) const {
+    LayerEmitter e = *this;
+    e.quantized = recipe.quantized(layer);
+    e.linear = recipe.linear(layer);
+    return e;
+  }
 
   // Kernels the host issues per MoE routing step in Megatron-Core without fused permutation
   // (moe/router.py: gating GEMM, softmax/sigmoid, top-k, probability scatter, auxiliary-loss
@@ -253,14 +272,24 @@ struct LayerEmitter {
   static constexpr int kUnpermuteKernels = 12;
   static int backward_kernels(int forward) { return forward * 3 / 2; }
 
-  Precision lin() const { return training.precision; }
+  Precision lin() const { return linear; }
 
-  /// Casts that low-precision GEMMs need: input cast + transpose (forward), gradient cast +
-  /// transpose (backward), 4 bytes per element moved.
-  void cast(ProgramBuilder& b, const char* name, double elements) const {
-    if (!low_precision(training.precision)) return;
-    b.memory(name, 4.0 * elements);
-    b.memory("fp8_scale", 1.0);  // amax reduction and scale update: a launch-bound kernel
+  /// Quantizes a GEMM input of `elements` with the recipe's kernels (nothing in a BF16 layer):
+  /// activations in forward, output gradients in backward, each with the transposed copy its
+  /// weight gradient reads unless the base is frozen (LoRA). `producer`: the input comes from a
+  /// norm fused into Transformer Engine's LayerNormLinear, which can quantize in its epilogue.
+  void quantize(ProgramBuilder& b, TensorRole role, Producer producer, double elements) const {
+    if (!quantized) return;
+    for (const QuantKernel& k : recipe.quantize(role, producer, !lora)) {
+      b.memory(k.name, k.bytes_per_element * elements + k.fixed_bytes);
+    }
+    b.count_quantized();
+  }
+  void quantize_activation(ProgramBuilder& b, Producer producer, double elements) const {
+    quantize(b, TensorRole::activation, producer, elements);
+  }
+  void quantize_gradient(ProgramBuilder& b, double elements) const {
+    quantize(b, TensorRole::gradient, Producer::standalone, elements);
   }
 
   void tp_gather(ProgramBuilder& b, double elements) const {
@@ -403,19 +432,24 @@ struct LayerEmitter {
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("norm", 4.0 * Tn * h);
     gathered_gemm(b, T * h, [&] {
-      cast(b, "cast", T * h);
       if (model.mla) {
+        // Megatron-Core's MLA: the down projections read a separate norm's output; the up
+        // projections are LayerNormLinears over the latent (q_layernorm, kv_layernorm).
+        quantize_activation(b, Producer::standalone, T * h);
         const MlaConfig& a = *model.mla;
         const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
         if (a.q_lora_rank > 0) {
           b.gemm("q_down", lin(), T, a.q_lora_rank, h);
+          quantize_activation(b, Producer::fused, T * a.q_lora_rank);
           b.gemm("q_up", lin(), T, s.q_heads * qk, a.q_lora_rank);
         } else {
           b.gemm("q", lin(), T, s.q_heads * qk, h);
         }
         b.gemm("kv_down", lin(), T, a.kv_lora_rank + a.qk_rope_head_dim, h);
+        quantize_activation(b, Producer::fused, T * a.kv_lora_rank);
         b.gemm("kv_up", lin(), T, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
       } else {
+        quantize_activation(b, Producer::fused, T * h);
         b.gemm("qkv", lin(), T, qkv_out, h);
       }
     });
@@ -423,7 +457,7 @@ struct LayerEmitter {
     b.memory("rope", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);
     attention_core(b, false);
     reduced_gemm(b, T * h, [&] {
-      cast(b, "cast", T * s.q_heads * s.v_dim);
+      quantize_activation(b, Producer::standalone, T * s.q_heads * s.v_dim);
       b.gemm("proj", lin(), T, h, s.q_heads * s.v_dim);
     });
     b.memory("residual", 6.0 * Tn * h);
@@ -443,19 +477,20 @@ struct LayerEmitter {
     }
     if (!backward) {
       gathered_gemm(b, T * h, [&] {
-        cast(b, "cast", T * h);
+        quantize_activation(b, Producer::fused, T * h);
         b.gemm("fc1", lin(), T, gate * s.ffn, h);
       });
       b.memory("act", (s.gated ? 6.0 : 4.0) * T * s.ffn);
       reduced_gemm(b, T * h, [&] {
-        cast(b, "cast", T * s.ffn);
+        // Megatron-Core's activation is its own kernel, not TE's: fc2 quantizes a BF16 tensor.
+        quantize_activation(b, Producer::standalone, T * s.ffn);
         b.gemm("fc2", lin(), T, h, s.ffn);
       });
       return;
     }
     // Backward of fc2 (row-parallel): the output gradient is gathered into dgrad.
     gathered_gemm(b, T * h, [&] {
-      cast(b, "cast_grad", T * h);
+      quantize_gradient(b, T * h);
       b.gemm("fc2_dgrad", lin(), T, s.ffn, h);
     });
     if (!lora) b.gemm("fc2_wgrad", lin(), s.ffn, h, T);
@@ -463,7 +498,7 @@ struct LayerEmitter {
     // fc1 (column-parallel): the sequence-sharded input is gathered again during dgrad, and the
     // input gradient is reduce-scattered during wgrad.
     auto dgrad = [&] {
-      cast(b, "cast_grad", T * gate * s.ffn);
+      quantize_gradient(b, T * gate * s.ffn);
       b.gemm("fc1_dgrad", lin(), T, h, gate * s.ffn);
     };
     if (!lora) {
@@ -500,18 +535,22 @@ struct LayerEmitter {
       }
       b.moe_comm({Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
     };
-    const bool fp8_dispatch = low_precision(training.precision);
+    const bool fp8_dispatch = quantized;
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
     auto shared_gemms = [&](bool bwd) {
       if (shared <= 0) return;
       if (!bwd) {
+        quantize_activation(b, Producer::standalone, Tr * h);
         b.gemm("shared_fc1", lin(), Tr, gate * shared, h);
         b.memory("act", (s.gated ? 6.0 : 4.0) * Tr * shared);
+        quantize_activation(b, Producer::standalone, Tr * shared);
         b.gemm("shared_fc2", lin(), Tr, h, shared);
       } else {
+        quantize_gradient(b, Tr * h);
         b.gemm("shared_fc2_dgrad", lin(), Tr, shared, h);
         if (!lora) b.gemm("shared_fc2_wgrad", lin(), shared, h, Tr);
         b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * Tr * shared);
+        quantize_gradient(b, Tr * gate * shared);
         b.gemm("shared_fc1_dgrad", lin(), Tr, h, gate * shared);
         if (!lora) b.gemm("shared_fc1_wgrad", lin(), h, gate * shared, Tr);
       }
@@ -525,10 +564,10 @@ struct LayerEmitter {
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync) b.host_sync();
       ep_comm(false, fp8_dispatch);
-      cast(b, "cast", routed * h);
+      quantize_activation(b, Producer::standalone, routed * h);
       b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-      cast(b, "cast", routed * e.expert_ffn);
+      quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
       b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
@@ -540,11 +579,11 @@ struct LayerEmitter {
     b.kernels(backward_kernels(kUnpermuteKernels));
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     ep_comm(false, false);
-    cast(b, "cast_grad", routed * h);
+    quantize_gradient(b, routed * h);
     b.gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora) b.gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-    cast(b, "cast_grad", routed * gate * e.expert_ffn);
+    quantize_gradient(b, routed * gate * e.expert_ffn);
     b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
     ep_comm(true, false);
@@ -567,7 +606,7 @@ struct LayerEmitter {
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
     gathered_gemm(b, T * h, [&] {
-      cast(b, "cast_grad", T * h);
+      quantize_gradient(b, T * h);
       b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h);
     });
     if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
@@ -576,9 +615,10 @@ struct LayerEmitter {
     if (model.mla) {
       const MlaConfig& a = *model.mla;
       const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
-      cast(b, "cast_grad", T * qkv_out);
+      quantize_gradient(b, T * qkv_out);
       b.gemm("kv_up_dgrad", lin(), T, a.kv_lora_rank,
              s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
+      quantize_gradient(b, T * (a.kv_lora_rank + a.qk_rope_head_dim));
       b.gemm("kv_down_dgrad", lin(), T, h, a.kv_lora_rank + a.qk_rope_head_dim);
       b.gemm("q_dgrad", lin(), T, h, s.q_heads * qk);
       if (!lora) {
@@ -591,7 +631,7 @@ struct LayerEmitter {
     } else {
       // qkv (column-parallel): regather the input during dgrad, reduce-scatter during wgrad.
       auto dgrad = [&] {
-        cast(b, "cast_grad", T * qkv_out);
+        quantize_gradient(b, T * qkv_out);
         b.gemm("qkv_dgrad", lin(), T, h, qkv_out);
       };
       if (!lora) {
@@ -639,7 +679,7 @@ void add_op_classes(const PassProgram& pass, double times, OpClassSeconds& out) 
     const std::string_view name = op.name;
     const double work = (op.seconds - op.overhead) * times;
     out.launch_gaps += op.overhead * times;
-    if (name.starts_with("cast") || name == "fp8_scale") {
+    if (name.starts_with("cast") || name.starts_with("fp8_")) {
       out.fp8 += work;
     } else if (name.starts_with("router") || name.starts_with("permute") ||
                name.starts_with("unpermute")) {
@@ -666,7 +706,8 @@ OpClassSeconds op_class_seconds(const Workload& w, int stage) {
     add_op_classes(c.forward, w.microbatches, out);
     add_op_classes(c.backward, w.microbatches, out);
   }
-  out.optimizer = sw.optimizer_seconds;
+  out.optimizer = sw.optimizer_seconds - sw.weight_quantize_seconds;
+  out.fp8 += sw.weight_quantize_seconds;
   return out;
 }
 
@@ -729,7 +770,14 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const int channels = 16;
   const double slowdown = sm_contention(profile, gpu, channels);
 
-  const LayerEmitter emit{model, plan, training, s, gpu, profile, slowdown, lora, options.software};
+  const PrecisionRecipe recipe = precision_recipe(training, options.software, model.layers);
+  if (recipe.quantizes()) {
+    w.notes.push_back(fmt::format(
+        "low-precision recipe: {} scaling, {} of {} layers kept in BF16", to_string(recipe.scaling),
+        recipe.bf16_first_layers + recipe.bf16_last_layers, model.layers));
+  }
+  const LayerEmitter emit{model,    plan, training,         s,     gpu, profile,
+                          slowdown, lora, options.software, recipe};
   const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);
   const int virtual_stages = plan.pp * plan.vp;
   w.stages.resize(static_cast<size_t>(plan.pp));
@@ -745,6 +793,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageWork& sw = w.stages[stage];
+    double sw_weights = 0;  // linear weights of this stage's quantized layers
     for (int chunk = 0; chunk < plan.vp; ++chunk) {
       const int v = chunk * plan.pp + stage;
       ChunkWork c;
@@ -797,8 +846,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       for (size_t i = 0; i < params.size(); ++i) {
         if (i == 0 || bucket_of[i] != bucket_of[i - 1])
           fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
-        emit.forward(fwd, c.first_layer + static_cast<int>(i));
-        c.activation_bytes += emit.activations(c.first_layer + static_cast<int>(i));
+        const int layer = c.first_layer + static_cast<int>(i);
+        emit.at(layer).forward(fwd, layer);
+        c.activation_bytes += emit.activations(layer);
+        if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
       bwd.marker(WorkOp::Kind::param_gate, 0);
       if (c.has_lm_head) {
@@ -823,7 +874,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) {
           bwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
         }
-        emit.backward(bwd, c.first_layer + static_cast<int>(i));
+        const int layer = c.first_layer + static_cast<int>(i);
+        emit.at(layer).backward(bwd, layer);
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
           if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);
         }
@@ -832,6 +884,13 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         emit.tp_gather(bwd, T * h);
         bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
         bwd.marker(WorkOp::Kind::bucket_ready, bucket_of.empty() ? 0 : bucket_of.front());
+      }
+      // Delayed scaling rolls every quantized tensor's amax history and recomputes its scale
+      // once per pass, in one bulk kernel at the end of the FP8 autocast region.
+      for (ProgramBuilder* pass : {&fwd, &bwd}) {
+        if (pass->quantized_tensors() > 0) {
+          pass->memory("fp8_scale_update", recipe.scale_update_bytes(pass->quantized_tensors()));
+        }
       }
       c.forward = fwd.take();
       c.backward = bwd.take();
@@ -863,6 +922,25 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     }
     sw.optimizer_seconds =
         memory_seconds(gpu, profile, 34.0 * trainable) + profile.kernel_launch.s();
+    // The quantized weights are cast once per step, on the first micro-batch (TE caches them for
+    // the others, Megatron's is_first_microbatch), or by the optimizer when it gathers FP8
+    // parameters: a per-step cost beside the optimizer's. About four weight tensors per layer
+    // (QKV, projection, FC1, FC2; grouped experts quantized as one).
+    if (sw_weights > 0) {
+      const std::vector<QuantKernel> kernels =
+          recipe.quantize(TensorRole::weight, Producer::standalone, true);
+      const double bytes = recipe.bytes_per_element(TensorRole::weight, Producer::standalone, true);
+      double layers = 0;
+      for (const ChunkWork& c : sw.chunks) {
+        for (int l = c.first_layer; l < c.first_layer + c.layers; ++l)
+          layers += recipe.quantized(l);
+      }
+      sw.weight_quantize_seconds = memory_seconds(gpu, profile, bytes * sw_weights) +
+                                   kWeightTensorsPerLayer * layers *
+                                       static_cast<double>(kernels.size()) *
+                                       profile.kernel_launch.s();
+      sw.optimizer_seconds += sw.weight_quantize_seconds;
+    }
   }
 
   // FLOP accounting over all GPUs.

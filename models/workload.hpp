@@ -96,7 +96,10 @@ struct ChunkWork {
 
 struct StageWork {
   std::vector<ChunkWork> chunks;
+  /// Once per step after the last backward: the optimizer, and the low-precision cast of the
+  /// quantized weights (`weight_quantize_seconds` of it).
   double optimizer_seconds = 0;
+  double weight_quantize_seconds = 0;
   double dense_params = 0;
   double expert_params = 0;
   double trainable_params = 0;
@@ -135,7 +138,7 @@ struct OpClassSeconds {
   double attention = 0;    ///< attention kernels (flash, or the unfused score GEMMs)
   double memory = 0;       ///< norms, rotary, activations, residuals, softmax, embedding
   double loss = 0;         ///< cross-entropy over the vocabulary, forward and backward
-  double fp8 = 0;          ///< low-precision casts, transposes and scale (amax) updates
+  double fp8 = 0;          ///< the recipe's quantization kernels (models/precision_recipe)
   double moe_routing = 0;  ///< router GEMMs, token permutation and unpermutation
   double launch_gaps = 0;  ///< kernel gaps and host-bound launches (the `overhead` of each op)
   double optimizer = 0;

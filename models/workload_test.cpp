@@ -165,8 +165,8 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
         Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h) + p.kernel_gap.s())
             .epsilon(1e-12));
   CHECK(find_op(fwd, "qkv").flops == 2 * T * 3 * h * h);
-  // The fp8 amax/scale update moves nothing: it costs the launch.
-  CHECK(find_op(fwd, "fp8_scale").seconds == p.kernel_launch.s());
+  // Delayed scaling's one scale update per pass moves a few amax histories: it costs the launch.
+  CHECK(find_op(fwd, "fp8_scale_update").seconds == p.kernel_launch.s());
   double sum = 0;
   for (const WorkOp& op : fwd.ops) {
     if (op.kind != WorkOp::Kind::compute) continue;
@@ -176,7 +176,7 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
   CHECK(fwd.compute_seconds == Approx(sum).epsilon(1e-12));
   // Adam over the rank's ZeRO-1 shard: ~34 bytes per parameter of HBM traffic.
   const double shard = w.stages[0].dense_params / 8;
-  CHECK(w.stages[0].optimizer_seconds ==
+  CHECK(w.stages[0].optimizer_seconds - w.stages[0].weight_quantize_seconds ==
         Approx(memory_seconds(h100(), p, 34 * shard) + p.kernel_launch.s()).epsilon(1e-12));
 }
 
@@ -448,4 +448,165 @@ TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls gr
         find_op(capped_balanced.stages[0].chunks[0].forward, "expert_fc1").flops);
   CHECK(find_op(capped.stages[0].chunks[0].forward, "expert_fc1").flops ==
         Approx(1.25 * find_op(b, "expert_fc1").flops));
+}
+
+namespace {
+
+/// HBM bytes the recipe's quantization kernels of a pass move (their work back into bytes).
+double quantize_bytes(const PassProgram& p, const topologies::GpuSpec& gpu,
+                      const ComputeProfile& profile) {
+  double work = 0;
+  for (const WorkOp& op : p.ops) {
+    const std::string_view name = op.name;
+    if (op.kind == WorkOp::Kind::compute && (name.starts_with("cast") || name.starts_with("fp8_")))
+      work += op.seconds - op.overhead;
+  }
+  return work * profile.sustained_efficiency / memory_seconds(gpu, profile, 1.0);
+}
+
+std::vector<const WorkOp*> ops_named(const PassProgram& p, std::string_view name) {
+  std::vector<const WorkOp*> out;
+  for (const WorkOp& op : p.ops) {
+    if (op.kind == WorkOp::Kind::compute && name == op.name) out.push_back(&op);
+  }
+  return out;
+}
+
+Workload build_with(const Case& c, const SoftwareStack& stack, const topologies::GpuSpec& gpu) {
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  LoweringOptions o;
+  o.software = stack;
+  return build_workload(c.model, c.plan, c.training, gpu, default_compute_profile(gpu), o);
+}
+
+}  // namespace
+
+TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", "[workload]") {
+  // llama2-7b, TP1, one sequence of 4096: T = 4096, h = 4096, FFN 11008 (SwiGLU), 32 layers.
+  // Forward per layer: qkv reads the input norm's output (a TE LayerNormLinear), proj the
+  // attention output, fc1 the MLP norm's output, fc2 the activation. Backward: the output
+  // gradients of fc2 (T h), fc1 (T 2 FFN), proj (T h) and qkv (T 3h), all standalone.
+  Case c = make_case("llama2-7b", 1, 1, 8, 8);
+  c.training.precision = Precision::fp8;
+  const ComputeProfile p = default_compute_profile(h100());
+  const double T = 4096, h = 4096, f = 11008, L = 32, tensors = 4 * L;
+  const double bwd_elements = T * (h + 2 * f + h + 3 * h);
+  auto passes = [&](const Workload& w) {
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    return std::pair{quantize_bytes(chunk.forward, h100(), p),
+                     quantize_bytes(chunk.backward, h100(), p)};
+  };
+  SECTION(
+      "delayed (the default stack): transposes of the norms' FP8 outputs, cast+transpose "
+      "elsewhere, one amax-history update per pass") {
+    const auto [fwd, bwd] = passes(build(c));
+    const double update = 2 * 4 * 1024 * tensors;
+    CHECK(fwd == Approx(L * (2 * T * h + 4 * T * h + 2 * T * h + 4 * T * f) + update));
+    CHECK(bwd == Approx(L * 4 * bwd_elements + update));
+  }
+  SECTION("current (Megatron-Bridge): an amax pass on standalone inputs, a scale kernel each") {
+    const auto [fwd, bwd] = passes(build_with(c, *find_software("megatron-bridge-25.09"), h100()));
+    const double scales = 12 * tensors;
+    CHECK(fwd == Approx(L * (4 * T * h + 6 * T * h + 4 * T * h + 6 * T * f) + scales));
+    CHECK(bwd == Approx(L * 6 * bwd_elements + scales));
+  }
+  SECTION("blockwise (fp8_blockwise): both copies of every input from BF16, FP32 tile scales") {
+    c.training.fp8_blockwise = true;
+    const auto [fwd, bwd] = passes(build(c));
+    const double per = 2 + 2 * (1 + 4.0 / 128);
+    CHECK(fwd == Approx(L * per * T * (3 * h + f)));
+    CHECK(bwd == Approx(L * per * bwd_elements));
+  }
+  SECTION("weights are cast once per step: 4 bytes each, one kernel per weight tensor") {
+    const Workload w = build(c);
+    const double weights = L * (4 * h * h + 3 * h * f);
+    CHECK(w.stages[0].weight_quantize_seconds ==
+          Approx(memory_seconds(h100(), p, 4 * weights) + tensors * p.kernel_launch.s()));
+    CHECK(op_class_seconds(w, 0).optimizer ==
+          Approx(w.stages[0].optimizer_seconds - w.stages[0].weight_quantize_seconds));
+  }
+}
+
+TEST_CASE("fp8_blockwise changes the step; the recipe's cost shows in fp8_overhead_s",
+          "[workload]") {
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  c.training.precision = Precision::fp8;
+  const Workload delayed = build(c);
+  const Workload current = build_with(c, *find_software("megatron-bridge-25.09"), h100());
+  c.training.fp8_blockwise = true;
+  const Workload blockwise = build(c);
+  const double d = op_class_seconds(delayed, 0).fp8;
+  const double cs = op_class_seconds(current, 0).fp8;
+  const double bw = op_class_seconds(blockwise, 0).fp8;
+  CHECK(bw != Approx(d).epsilon(0.01));
+  CHECK(blockwise.stages[0].chunks[0].forward.compute_seconds !=
+        delayed.stages[0].chunks[0].forward.compute_seconds);
+  // Current scaling reads every standalone input once more and launches two more kernels per
+  // tensor than delayed scaling; blockwise needs no amax pass.
+  CHECK(cs > bw);
+  CHECK(cs > d);
+  // The same GEMMs run in every recipe.
+  CHECK(op_class_seconds(delayed, 0).gemm == Approx(op_class_seconds(blockwise, 0).gemm));
+}
+
+TEST_CASE("a BF16 run is unchanged bit for bit by the FP8 recipe settings", "[workload]") {
+  Case c = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  const Workload base = build(c);
+  SoftwareStack other = default_software();
+  other.fp8_current_scaling = true;
+  other.nvfp4_bf16_first = 0.5;
+  other.nvfp4_bf16_last = 0.5;
+  c.training.fp8_blockwise = true;
+  const Workload changed = build_with(c, other, h100());
+  const StageWork& a = base.stages[0];
+  const StageWork& b = changed.stages[0];
+  CHECK(a.optimizer_seconds == b.optimizer_seconds);
+  CHECK(a.weight_quantize_seconds == 0);
+  for (const auto pass : {&ChunkWork::forward, &ChunkWork::backward}) {
+    const PassProgram& x = a.chunks[0].*pass;
+    const PassProgram& y = b.chunks[0].*pass;
+    REQUIRE(x.ops.size() == y.ops.size());
+    CHECK(x.compute_seconds == y.compute_seconds);
+    for (size_t i = 0; i < x.ops.size(); ++i) {
+      CHECK(x.ops[i].seconds == y.ops[i].seconds);
+      const std::string_view name = x.ops[i].name;
+      CHECK_FALSE((name.starts_with("cast") || name.starts_with("fp8_")));
+    }
+  }
+}
+
+TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  const ComputeProfile p = default_compute_profile(b200);
+  // NVFP4 with the paper's recipe on 32 layers: layer 0 and layers 28-31 stay BF16.
+  Case c = make_case("llama2-7b", 1, 1, 8, 8);
+  c.training.precision = Precision::nvfp4;
+  const Workload w = build_with(c, default_software(), b200);
+  const PassProgram& fwd = w.stages[0].chunks[0].forward;
+  const std::vector<const WorkOp*> qkv = ops_named(fwd, "qkv");
+  REQUIRE(qkv.size() == 32);
+  const double T = 4096, h = 4096;
+  for (int layer : {0, 28, 31}) {
+    CHECK(qkv[layer]->gemm.precision == Precision::bf16);
+    CHECK(qkv[layer]->seconds ==
+          Approx(gemm_seconds(b200, p, Precision::bf16, T, 3 * h, h) + p.kernel_gap.s()));
+  }
+  for (int layer : {1, 27}) {
+    CHECK(qkv[layer]->gemm.precision == Precision::nvfp4);
+    CHECK(qkv[layer]->seconds ==
+          Approx(gemm_seconds(b200, p, Precision::nvfp4, T, 3 * h, h) + p.kernel_gap.s()));
+  }
+  // Only the 27 quantized layers quantize their 4 inputs (3 kernels each, TE's RHT path).
+  CHECK(ops_named(fwd, "cast_nvfp4_rht").size() == 27 * 4);
+  // The output layer stays BF16 in every recipe; so do the MoE router and the attention BMMs.
+  CHECK(find_op(fwd, "lm_head").gemm.precision == Precision::bf16);
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.precision = Precision::fp8;
+  moe.training.unfused_attention = true;
+  const Workload m = build(moe);
+  CHECK(find_op(m.stages[0].chunks[0].forward, "router").gemm.precision == Precision::bf16);
+  CHECK(find_op(m.stages[0].chunks[0].forward, "attn_scores").gemm.precision == Precision::bf16);
+  CHECK(find_op(m.stages[0].chunks[0].forward, "expert_fc1").gemm.precision == Precision::fp8);
 }

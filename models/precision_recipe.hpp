@@ -1,0 +1,73 @@
+#pragma once
+// Low-precision training recipes as mechanisms: which GEMMs a run quantizes, and the kernels that
+// quantize each GEMM input with the HBM bytes they move. One recipe per run, derived from the
+// training precision, `fp8_blockwise` and the software stack: per-tensor delayed scaling (amax
+// history), per-tensor current scaling, 1x128/128x128 blockwise FP8, MXFP8 and NVFP4. Each
+// constant cites the recipe description it comes from (precision_recipe.cpp, docs/models.md).
+
+#include <cstdint>
+#include <vector>
+
+#include "models/parallel_plan.hpp"
+#include "models/software_stack.hpp"
+#include "topologies/gpu_spec.hpp"
+
+namespace fabricsim::models {
+
+enum class ScalingRecipe : uint8_t {
+  none,       ///< BF16/FP16: nothing is quantized
+  delayed,    ///< FP8, one scale per tensor from the amax history of earlier steps
+  current,    ///< FP8, one scale per tensor from this tensor's own amax (a read pass first)
+  blockwise,  ///< FP8, 1x128 activation/gradient tiles and 128x128 weight blocks, FP32 scales
+  mxfp8,      ///< FP8 E4M3, 32-element blocks with E8M0 scales (OCP MX)
+  nvfp4,      ///< FP4 E2M1, 16-element blocks with E4M3 scales and an FP32 tensor scale
+};
+const char* to_string(ScalingRecipe r);
+
+/// Which operand of a linear layer is quantized.
+enum class TensorRole : uint8_t { activation, gradient, weight };
+
+/// Whether the kernel that produces a GEMM input can take the quantization into its own epilogue
+/// (Transformer Engine's fused norm/activation + cast), or the input is a tensor written in BF16
+/// by another kernel (attention output, an incoming gradient, permuted tokens).
+enum class Producer : uint8_t { standalone, fused };
+
+/// One kernel of a quantization: HBM bytes moved per element of the BF16 tensor, plus a few
+/// bytes of scalars (a launch-bound kernel when the first is 0).
+struct QuantKernel {
+  const char* name;
+  double bytes_per_element = 0;
+  double fixed_bytes = 0;
+};
+
+struct PrecisionRecipe {
+  ScalingRecipe scaling = ScalingRecipe::none;
+  /// The run's precision: that of its quantized GEMMs, or of every linear GEMM without a recipe.
+  topologies::Precision gemm = topologies::Precision::bf16;
+  /// Transformer layers at the start and at the end of the model whose linear layers stay BF16.
+  int bf16_first_layers = 0;
+  int bf16_last_layers = 0;
+  int layers = 0;
+
+  bool quantizes() const { return scaling != ScalingRecipe::none; }
+  /// Whether layer `layer` (0-based) runs its linear layers in the low precision.
+  bool quantized(int layer) const;
+  /// The precision of the linear GEMMs of `layer` (BF16 for a kept layer of a low-precision run).
+  topologies::Precision linear(int layer) const;
+  /// The kernels that quantize one GEMM input, in issue order. `columnwise`: a second, transposed
+  /// copy is needed too (a weight-gradient GEMM consumes it; not for frozen LoRA bases).
+  std::vector<QuantKernel> quantize(TensorRole role, Producer producer, bool columnwise) const;
+  /// Bytes moved per element by quantize() (the sum over its kernels).
+  double bytes_per_element(TensorRole role, Producer producer, bool columnwise) const;
+  /// Bytes of the once-per-pass scale update for `tensors` quantized tensors (delayed scaling's
+  /// amax-history roll and scale computation); 0 for the other recipes.
+  double scale_update_bytes(int tensors) const;
+};
+
+/// The recipe a run uses: none unless the precision is fp8/mxfp8/nvfp4; for fp8, blockwise with
+/// `training.fp8_blockwise`, else the stack's per-tensor scaling (current or delayed); NVFP4 keeps
+/// the stack's fraction of first and last layers in BF16.
+PrecisionRecipe precision_recipe(const TrainingConfig& training, const SoftwareStack& software,
+                                 int layers);
+
+}  // namespace fabricsim::models
