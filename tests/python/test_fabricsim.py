@@ -92,6 +92,12 @@ def test_run_default_scenario_equals_cli():
     assert without_wall_times(fabricsim.run()) == cli_json("run", "--json")
 
 
+def test_run_of_its_own_scenario_echo_is_the_same_run():
+    first = fabricsim.run(SCENARIO)
+    again = fabricsim.run(first["scenario"])
+    assert from_dict(again) == from_dict(first)
+
+
 def test_run_leaves_the_dict_alone():
     doc = copy.deepcopy(SCENARIO)
     fabricsim.run(doc)
