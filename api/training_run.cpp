@@ -105,6 +105,7 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   j["busiest_links"] = links;
   j["simulation"] = {{"events", r.step->events},
                      {"flows", r.step->flows},
+                     {"flows_by_group", r.step->flows_by_group},
                      {"simulated_ranks", r.step->simulated_ranks},
                      {"wall_s", r.simulate_wall_s}};
   return j;

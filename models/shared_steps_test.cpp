@@ -160,6 +160,21 @@ TEST_CASE("one job alone on a shared simulation is simulate_step", "[shared]") {
   CHECK(r.simulated_seconds == r.jobs[0].step_seconds);
 }
 
+TEST_CASE("a step's flows are counted per group kind", "[shared][step]") {
+  const System system = small_fabric(true);
+  const Job job = dp_job(system);
+  const StepResult r = simulate_step(system, default_collective_profile(system.gpu), job.workload,
+                                     job.plan, shared(job, on_servers({0, 2})).options);
+  uint64_t sum = 0;
+  for (const auto& [kind, n] : r.flows_by_group)
+    sum += n;
+  CHECK(sum == r.flows);
+  // TP8 inside each server, DP2 across: nothing else moves.
+  CHECK(r.flows_by_group.size() == 2);
+  CHECK(r.flows_by_group.count("tp") == 1);
+  CHECK(r.flows_by_group.count("dp") == 1);
+}
+
 TEST_CASE("shared simulations reject overlapping or unplaced jobs", "[shared]") {
   const System system = small_fabric(true);
   const Job job = dp_job(system);

@@ -136,11 +136,24 @@ class Communicator {
     }
     auto remaining = std::make_shared<size_t>(instances.size());
     auto shared_done = std::make_shared<Callback>(std::move(done));
+    uint64_t& flows = flows_[static_cast<size_t>(kind)];
     for (const auto& g : instances) {
-      runner_->run(cache_.collective(g, op, bytes), [remaining, shared_done] {
+      std::shared_ptr<const Schedule> schedule = cache_.collective(g, op, bytes);
+      for (const Phase& phase : schedule->phases)
+        flows += phase.transfers.size();
+      runner_->run(std::move(schedule), [remaining, shared_done] {
         if (--*remaining == 0) (*shared_done)();
       });
     }
+  }
+
+  /// Flows launched per group kind so far (flow backend), by name.
+  std::map<std::string, uint64_t> flows_by_group() const {
+    std::map<std::string, uint64_t> out;
+    for (size_t k = 0; k < flows_.size(); ++k) {
+      if (flows_[k] > 0) out[std::string(to_string(static_cast<GroupKind>(k)))] = flows_[k];
+    }
+    return out;
   }
 
   /// Sends `bytes` from `from` to `to` (and, with all_instances, from every rank of `from`'s stage
@@ -163,7 +176,10 @@ class Communicator {
     auto remaining = std::make_shared<size_t>(pairs.size());
     auto shared_done = std::make_shared<Callback>(std::move(done));
     for (const auto& [x, y] : pairs) {
-      runner_->run(cache_.p2p(gpu(x), gpu(y), bytes), [remaining, shared_done] {
+      std::shared_ptr<const Schedule> schedule = cache_.p2p(gpu(x), gpu(y), bytes);
+      for (const Phase& phase : schedule->phases)
+        flows_[static_cast<size_t>(GroupKind::pp)] += phase.transfers.size();
+      runner_->run(std::move(schedule), [remaining, shared_done] {
         if (--*remaining == 0) (*shared_done)();
       });
     }
@@ -183,6 +199,7 @@ class Communicator {
   const Placement& placement_;
   const std::vector<uint32_t>& gpus_;
   CollectiveRunner* runner_;
+  std::array<uint64_t, 6> flows_{};  ///< transfers launched per GroupKind
   struct KeyHash {
     size_t operator()(const std::tuple<int, int, double, int>& k) const {
       const auto [kind, op, bytes, rank] = k;
@@ -1135,6 +1152,8 @@ class JobRun {
     return result;
   }
 
+  std::map<std::string, uint64_t> flows_by_group() const { return comm_->flows_by_group(); }
+
   /// Bytes this job's flows put on `resource` (with count_traffic).
   double link_bytes(size_t resource) const {
     return traffic_ ? traffic_->link_bytes()[resource] : 0.0;
@@ -1210,6 +1229,7 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   if (!done) job.step_result();  // throws: which rank did not finish
   StepResult result = std::move(*done);
   result.events = simulation.events_executed();
+  result.flows_by_group = job.flows_by_group();
   result.trace = std::move(trace);
   if (network) {
     report_links(*network, cache->capacities(), *system.topology, options, plan.pp, link_rates,

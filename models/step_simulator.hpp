@@ -12,6 +12,7 @@
 // collectives start when all their members arrive; tests compare the two.
 
 #include <array>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -112,6 +113,9 @@ struct StepResult {
   uint64_t rate_solves = 0;
   uint64_t solved_flows = 0;
   size_t simulated_ranks = 0;
+  /// Flow backend: flows started per group kind ("tp", "dp", "pp", ...), where a step's flows
+  /// come from (its cost grows with them).
+  std::map<std::string, uint64_t> flows_by_group;
   std::vector<TraceEvent> trace;
 };
 
