@@ -517,6 +517,13 @@ TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", 
     CHECK(fwd == Approx(L * per * T * (3 * h + f)));
     CHECK(bwd == Approx(L * per * bwd_elements));
   }
+  SECTION("LoRA (frozen base): no transposed copies, so the norms' FP8 outputs cost nothing") {
+    c.training.task = TrainingTask::lora;
+    const auto [fwd, bwd] = passes(build(c));
+    const double update = 2 * 4 * 1024 * tensors;
+    CHECK(fwd == Approx(L * (3 * T * h + 3 * T * f) + update));
+    CHECK(bwd == Approx(L * 3 * bwd_elements + update));
+  }
   SECTION("weights are cast once per step: 4 bytes each, one kernel per weight tensor") {
     const Workload w = build(c);
     const double weights = L * (4 * h * h + 3 * h * f);
