@@ -62,6 +62,12 @@ struct PrecisionRecipe {
   bool transposes() const {
     return scaling == ScalingRecipe::delayed || scaling == ScalingRecipe::current;
   }
+  /// Whether a tensor quantized on a sequence shard needs the amax of the whole tensor first: one
+  /// scale shared by the shards (current scaling; NVFP4's FP32 tensor scale), so TE all-reduces
+  /// the shard's amax over the TP group (with_amax_reduction) before the scale and the cast.
+  bool reduces_amax() const {
+    return scaling == ScalingRecipe::current || scaling == ScalingRecipe::nvfp4;
+  }
   /// Bytes per element of the quantized copy a tensor-parallel all-gather moves (TE gathers
   /// quantized inputs in their low precision, with their block scales).
   double gathered_bytes() const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "models/compute_model.hpp"
 #include "models/precision_recipe.hpp"
@@ -15,6 +16,7 @@ using topologies::Precision;
 
 constexpr double kActivationBytes = 2.0;        // bf16 activations and activation gradients
 constexpr double kWeightTensorsPerLayer = 4.0;  // QKV, projection, FC1, FC2 (see weight casts)
+constexpr double kAmaxBytes = 8.0;  // the amaxes a quantizer all-reduces (FP32; NVFP4 has two)
 
 /// Per-rank shapes of one layer under the plan.
 struct Shapes {
@@ -311,8 +313,15 @@ struct LayerEmitter {
     }
     const double shard = elements / s.tp;
     const bool columnwise = !lora;
+    bool reduced = !recipe.reduces_amax();
     for (const QuantKernel& k :
          recipe.quantize(in.role, in.producer, columnwise && !recipe.transposes())) {
+      // The shards' amaxes (one FP32 each; NVFP4 two, coalesced) are all-reduced over TP after
+      // the amax pass (or the norm that computed it) and before the scale and the cast.
+      if (!reduced && !std::string_view(k.name).starts_with("fp8_amax")) {
+        b.comm(GroupKind::tp, CollectiveOp::all_reduce, kAmaxBytes);
+        reduced = true;
+      }
       b.memory(k.name, k.bytes_per_element * shard + k.fixed_bytes);
     }
     if (columnwise && recipe.transposes()) b.memory("fp8_transpose", 2.0 * elements);

@@ -586,9 +586,21 @@ TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in l
     collect(r, CollectiveOp::reduce_scatter, bf16);
     CHECK(fp8 == bf16);
   }
+  // Current scaling shares one scale across the shards: each gathered input all-reduces its
+  // shard's amax over TP first (qkv and fc1 forward; fc2 and proj output gradients backward).
+  auto amax_reductions = [](const PassProgram& prog) {
+    return count_ops(prog, [](const WorkOp& o) {
+      return is_collective(o) && o.group == GroupKind::tp && o.op == CollectiveOp::all_reduce &&
+             o.bytes < 16;
+    });
+  };
+  CHECK(amax_reductions(chunk.forward) == 2 * 32);
+  CHECK(amax_reductions(chunk.backward) == 2 * 32);
+  CHECK(amax_reductions(build(c).stages[0].chunks[0].forward) == 0);  // delayed: none
   // Blockwise gathers its 1x128 FP8 copy with one FP32 scale per tile.
   c.training.fp8_blockwise = true;
   const Workload wbw = build_with(c, mb, h100());
+  CHECK(amax_reductions(wbw.stages[0].chunks[0].forward) == 0);  // local block scales
   for (const WorkOp& o : wbw.stages[0].chunks[0].forward.ops) {
     if (is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes < 2 * T * h)
       CHECK(o.bytes == Approx(T * h * (1 + 4.0 / 128)));
