@@ -22,12 +22,16 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   c.calibration = describe_calibration(s, profile.compute);
   const topologies::Precision p = s.training.precision;
   c.precision = std::string(topologies::to_string(p));
-  if (auto it = profile.gemm_fit.find(c.precision); it != profile.gemm_fit.end()) {
+  // fp16 runs on bf16's tensor-core rates and kernels and takes bf16's fit (profile_fit).
+  const topologies::Precision fitted =
+      p == topologies::Precision::fp16 ? topologies::Precision::bf16 : p;
+  const std::string fit_key(topologies::to_string(fitted));
+  if (auto it = profile.gemm_fit.find(fit_key); it != profile.gemm_fit.end()) {
     c.gemm_points = it->second.points;
     c.gemm_median = it->second.median_rel_error;
   }
   // A fit with no points of its own was inherited from a related preset's GPU.
-  c.gemm_fitted = profile.compute.gemm_for(p).fitted && c.gemm_points > 0;
+  c.gemm_fitted = profile.compute.gemm_for(fitted).fitted && c.gemm_points > 0;
   if (profile.collective_fit) {
     c.collective_fitted = profile.collective_fit->points > 0;
     c.collective_points = profile.collective_fit->points;

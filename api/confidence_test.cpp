@@ -36,6 +36,19 @@ TEST_CASE("confidence names the fitted data behind a result", "[confidence]") {
   CHECK(j["software"]["preset"] == "default");
 }
 
+TEST_CASE("fp16 runs on bf16's fit and says so", "[confidence]") {
+  const Scenario bf16 = scenario({});
+  const Scenario fp16 = scenario({"/training/precision=fp16"});
+  const calibration::CalibrationProfile profile =
+      calibration::profile_for(bf16.system, scenario_gpu(bf16), "");
+  const Confidence a = assess_confidence(profile, bf16);
+  const Confidence b = assess_confidence(profile, fp16);
+  CHECK(b.precision == "fp16");
+  CHECK(b.gemm_fitted);
+  CHECK(b.gemm_points == a.gemm_points);
+  CHECK(b.gemm_median == a.gemm_median);
+}
+
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
   const Scenario s =
       scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/step_cache.hpp"
+#include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -143,6 +144,14 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
   }
   models::StepOptions options = p.scenario.simulation;
   options.backend = backend_of(fidelity);
+  if (const auto& windows = p.scenario.operations.stragglers.link_windows; !windows.empty()) {
+    if (fidelity != Fidelity::flow) {
+      throw sim::InputError(p.scenario.source, "/stragglers/links",
+                            "a link slow for part of the step (from/until) needs the flow "
+                            "backend: the analytical one has no capacities that change in time");
+    }
+    options.link_changes = models::link_changes_of(*state_->system.topology, windows);
+  }
   std::unique_ptr<models::StepCache> cache = state_->take(options.routing, options.collnet);
   const auto start = std::chrono::steady_clock::now();
   e.step = models::simulate_step(state_->system, state_->profile.collective, p.workload,

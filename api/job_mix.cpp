@@ -53,6 +53,8 @@ Scenario read_job(const sim::JsonValue& job, const JobMix& mix, std::string& nam
   sc.simulation.backend = mix.cluster.simulation.backend;
   sc.simulation.routing = mix.cluster.simulation.routing;
   sc.simulation.collnet = mix.cluster.simulation.collnet;
+  // Every pipeline's sends load the fabric, not one pipeline's: other jobs see all of them.
+  sc.simulation.pp_all_instances = true;
   sc.ignore_memory = false;
   return sc;
 }
@@ -189,8 +191,8 @@ nlohmann::json metrics_json(const StepEvaluation& e) {
 }
 
 std::string plan_text(const nlohmann::json& p) {
-  std::string out = fmt::format("TP{} PP{} DP{}", p["tp"].get<int>(), p["pp"].get<int>(),
-                                p["dp"].get<int>());
+  std::string out =
+      fmt::format("TP{} PP{} DP{}", p["tp"].get<int>(), p["pp"].get<int>(), p["dp"].get<int>());
   if (p["cp"].get<int>() > 1) out += fmt::format(" CP{}", p["cp"].get<int>());
   if (p["ep"].get<int>() > 1) out += fmt::format(" EP{}", p["ep"].get<int>());
   return out;
@@ -210,8 +212,8 @@ std::pair<double, double> slowdowns(const JobMixReport& r) {
 }
 
 int placed_jobs(const JobMixReport& r) {
-  return static_cast<int>(std::count_if(r.jobs.begin(), r.jobs.end(),
-                                        [](const JobOutcome& j) { return j.together.has_value(); }));
+  return static_cast<int>(std::count_if(
+      r.jobs.begin(), r.jobs.end(), [](const JobOutcome& j) { return j.together.has_value(); }));
 }
 
 }  // namespace
@@ -267,8 +269,7 @@ std::string job_mix_to_text(const JobMixReport& r) {
       r.system, r.gpus, models::to_string(r.policy), models::to_string(backend_of(r.fidelity)),
       r.steps);
   out += fmt::format("{:<16} {:>6} {:<18} {:>7} {:>6} {:>9} {:>10} {:>10} {:>8}\n", "job", "gpus",
-                     "plan", "servers", "leaves", "alone s", "together s", "tok/s/GPU",
-                     "slowdown");
+                     "plan", "servers", "leaves", "alone s", "together s", "tok/s/GPU", "slowdown");
   for (const JobOutcome& j : r.jobs) {
     out += fmt::format("{:<16} {:>6} {:<18} ", j.name, j.gpus, plan_text(j.plan));
     if (!j.allocation.placed()) {
@@ -281,8 +282,8 @@ std::string job_mix_to_text(const JobMixReport& r) {
       continue;
     }
     out += fmt::format("{:>9.4f} {:>10.4f} {:>10.0f} {:>7.3f}x\n", j.alone->metrics.step_time_s,
-                       j.together->metrics.step_time_s,
-                       j.together->metrics.tokens_per_s_per_gpu, j.slowdown);
+                       j.together->metrics.step_time_s, j.together->metrics.tokens_per_s_per_gpu,
+                       j.slowdown);
   }
   const models::PlacementResult& p = r.placement;
   out += fmt::format(
@@ -291,10 +292,11 @@ std::string job_mix_to_text(const JobMixReport& r) {
       p.allocated_gpus, p.idle_gpus, p.stranded_gpus, p.unplaced_for_capacity,
       p.unplaced_for_fragmentation);
   if (r.tokens_per_s_alone > 0) {
-    out += fmt::format("cluster throughput: {:.4g} tokens/s together, {:.4g} if each job ran "
-                       "alone ({:.1f}% lost to sharing)\n",
-                       r.tokens_per_s_together, r.tokens_per_s_alone,
-                       std::max(0.0, 100 * (1 - r.tokens_per_s_together / r.tokens_per_s_alone)));
+    out += fmt::format(
+        "cluster throughput: {:.4g} tokens/s together, {:.4g} if each job ran "
+        "alone ({:.1f}% lost to sharing)\n",
+        r.tokens_per_s_together, r.tokens_per_s_alone,
+        std::max(0.0, 100 * (1 - r.tokens_per_s_together / r.tokens_per_s_alone)));
   }
   if (!r.shared_links.empty()) {
     out += "busiest shared links (utilization over the simulated time; bytes per job):\n";
@@ -302,8 +304,8 @@ std::string job_mix_to_text(const JobMixReport& r) {
       std::string who;
       for (size_t i = 0; i < l.jobs.size(); ++i)
         who += fmt::format("{}{} {:.3g} GB", i ? ", " : "", l.jobs[i], l.job_bytes[i] * 1e-9);
-      out += fmt::format("  {:<40} {:<8} {:>5.1f}%  {}\n", l.name, l.kind, 100 * l.utilization,
-                         who);
+      out +=
+          fmt::format("  {:<40} {:<8} {:>5.1f}%  {}\n", l.name, l.kind, 100 * l.utilization, who);
     }
   } else if (r.fidelity == Fidelity::flow) {
     out += "no link carried traffic of two jobs\n";
@@ -327,9 +329,9 @@ nlohmann::json placement_comparison_json(const std::vector<JobMixReport>& report
 }
 
 std::string placement_comparison_text(const std::vector<JobMixReport>& reports) {
-  std::string out = fmt::format("{:<15} {:>6} {:>13} {:>12} {:>14} {:>6} {:>9}\n", "placement",
-                                "placed", "mean slowdown", "max slowdown", "tokens/s", "idle",
-                                "stranded");
+  std::string out =
+      fmt::format("{:<15} {:>6} {:>13} {:>12} {:>14} {:>6} {:>9}\n", "placement", "placed",
+                  "mean slowdown", "max slowdown", "tokens/s", "idle", "stranded");
   for (const JobMixReport& r : reports) {
     const auto [mean, worst] = slowdowns(r);
     out += fmt::format("{:<15} {:>6} {:>12.3f}x {:>11.3f}x {:>14.4g} {:>6} {:>9}\n",

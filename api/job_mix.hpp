@@ -44,9 +44,9 @@ struct JobOutcome {
   std::string name;
   int gpus = 0;
   models::JobAllocation allocation;
-  nlohmann::json plan;                  ///< the job's parallelism (api::plan_to_json)
-  std::optional<Infeasible> infeasible; ///< placed, but its plan does not divide or fit
-  std::optional<StepEvaluation> alone;  ///< on its GPUs with the rest of the cluster empty
+  nlohmann::json plan;                   ///< the job's parallelism (api::plan_to_json)
+  std::optional<Infeasible> infeasible;  ///< placed, but its plan does not divide or fit
+  std::optional<StepEvaluation> alone;   ///< on its GPUs with the rest of the cluster empty
   std::optional<StepEvaluation> together;
   double slowdown = 0;  ///< together / alone step time (1 = unaffected)
 };
@@ -54,9 +54,9 @@ struct JobOutcome {
 struct SharedLinkRow {
   std::string name, kind;
   double bytes = 0;
-  double utilization = 0;          ///< all jobs' bytes / (usable capacity x simulated time)
-  std::vector<std::string> jobs;   ///< the jobs whose traffic crossed it
-  std::vector<double> job_bytes;   ///< bytes of each of those jobs
+  double utilization = 0;         ///< all jobs' bytes / (usable capacity x simulated time)
+  std::vector<std::string> jobs;  ///< the jobs whose traffic crossed it
+  std::vector<double> job_bytes;  ///< bytes of each of those jobs
 };
 
 struct JobMixReport {

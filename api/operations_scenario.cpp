@@ -131,6 +131,34 @@ std::map<int, double> read_named(const sim::JsonValue& v, int count, const char*
   return out;
 }
 
+/// {"17": 4} (slow for the whole step) or {"17": {"factor": 4, "from": "0.2 s", "until": "0.5 s"}}
+/// (slow for part of it).
+void read_links(const sim::JsonValue& v, models::StragglerSpec& s, int gpus) {
+  nlohmann::json whole = nlohmann::json::object();
+  sim::ObjectReader r = v.as_object();
+  for (const std::string& key : r.keys()) {
+    const sim::JsonValue entry = r.required(key);
+    if (!entry.raw().is_object()) {
+      whole[key] = entry.raw();
+      continue;
+    }
+    const std::map<int, double> id = read_named(v.child({{key, 1}}, v.pointer()), gpus, "GPU");
+    sim::ObjectReader er = entry.as_object();
+    models::StragglerSpec::LinkWindow w;
+    w.rank = id.begin()->first;
+    w.factor = read_factor(er.required("factor"));
+    if (auto f = er.optional("from")) w.from = f->as_time_or_zero();
+    if (auto u = er.optional("until")) {
+      w.until = u->as_time();
+      if (w.until <= w.from) u->fail(fmt::format("a time after 'from' ({} s)", w.from.s()));
+    }
+    er.finish();
+    s.link_windows.push_back(w);
+  }
+  r.finish();
+  s.links = read_named(v.child(whole, v.pointer()), gpus, "GPU");
+}
+
 void read_stragglers(const sim::JsonValue& v, models::StragglerSpec& s, int gpus,
                      int gpus_per_node) {
   sim::ObjectReader r = v.as_object();
@@ -153,7 +181,7 @@ void read_stragglers(const sim::JsonValue& v, models::StragglerSpec& s, int gpus
   if (auto n = r.optional("nodes")) {
     s.nodes = read_named(*n, (gpus + gpus_per_node - 1) / gpus_per_node, "node");
   }
-  if (auto n = r.optional("links")) s.links = read_named(*n, gpus, "GPU");
+  if (auto n = r.optional("links")) read_links(*n, s, gpus);
   r.finish();
 }
 

@@ -299,10 +299,10 @@ nlohmann::json search_to_json(const PlanSearch& s, const Scenario& scenario) {
                       {"mfu", r.mfu},
                       {"memory_GiB", r.memory_gib}});
   }
-  nlohmann::json summary = scenario_summary_json(scenario);
-  summary.erase("parallelism");
-  summary.erase("backend");
+  nlohmann::json summary = scenario_to_json(scenario);
+  summary.erase("parallelism");  // searched
   return {{"scenario", summary},
+          {"software", software_to_json(scenario.lowering.software)},
           {"confidence", confidence_to_json(scenario_confidence(scenario))},
           {"plans", plans},
           {"rejected", rejected},

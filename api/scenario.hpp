@@ -35,6 +35,9 @@ struct Scenario {
   models::LoweringOptions lowering;
   bool ignore_memory = false;
   OperationsSpec operations;  ///< reliability, checkpoint and storage (api/operations_scenario)
+  /// The operations sections as written (reliability, checkpoint, storage, stragglers), echoed
+  /// as given by scenario_to_json: they are structured, not settings of the table.
+  nlohmann::json operations_input = nlohmann::json::object();
 };
 
 /// The embedded default scenario: Llama 3 8B pre-training at sequence length 8192 with NeMo's
@@ -74,6 +77,11 @@ void read_system(const sim::JsonValue& system, Scenario& scenario);
 /// A plan as the `parallelism` object of a scenario (every key the reader accepts but bucket
 /// sizes, plus the placement order).
 nlohmann::json plan_to_json(const models::ParallelPlan& plan);
-nlohmann::json scenario_summary_json(const Scenario& s);
+/// The scenario as read, as a scenario document that reads back to the same scenario: every
+/// setting of api/scenario_settings, the full model, the fabric's tiers and the operations
+/// sections as written (`run --json`'s `scenario`).
+nlohmann::json scenario_to_json(const Scenario& s);
+/// The resolved software stack: preset, attention kernel, CUDA graphs, FSDP, DeepEP, documented.
+nlohmann::json software_to_json(const models::SoftwareStack& stack);
 
 }  // namespace fabricsim::api

@@ -44,19 +44,23 @@ StragglerReport run_stragglers(const Scenario& scenario) {
   if (!scenario.operations.stragglers.any()) {
     throw sim::InputError(scenario.source, "/stragglers",
                           "no slow GPUs: set fraction and slowdown, node_fraction and "
-                          "node_slowdown, ranks or nodes");
+                          "node_slowdown, ranks, nodes or links");
   }
   StragglerReport r;
   for (const double x : f) {
     if (x != 1.0) ++r.slow_ranks;
     r.worst_factor = std::max(r.worst_factor, x);
   }
-  r.slow_links = static_cast<int>(scenario.operations.stragglers.links.size());
-  for (const auto& [rank, factor] : scenario.operations.stragglers.links)
+  const models::StragglerSpec& spec = scenario.operations.stragglers;
+  r.slow_links = static_cast<int>(spec.links.size() + spec.link_windows.size());
+  for (const auto& [rank, factor] : spec.links)
     r.worst_factor = std::max(r.worst_factor, factor);
+  for (const models::StragglerSpec::LinkWindow& w : spec.link_windows)
+    r.worst_factor = std::max(r.worst_factor, w.factor);
   Scenario nominal = scenario;
   nominal.simulation.compute_slowdown.clear();  // full_ranks stays: like for like
-  if (r.slow_links > 0) {
+  nominal.operations.stragglers.link_windows.clear();
+  if (!spec.links.empty()) {
     nominal.topology =
         std::make_shared<const topologies::Topology>(topologies::build_cluster(nominal.cluster));
   }

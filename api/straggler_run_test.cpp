@@ -70,6 +70,24 @@ TEST_CASE("a slow link slows only the steps whose traffic crosses it", "[straggl
   CHECK(across.propagated_through == "DP");
 }
 
+TEST_CASE("a link slow for part of the step slows it less than for all of it", "[straggler]") {
+  const StragglerReport whole = run_stragglers(read({{"links", {{"3", 4.0}}}}, 16, "flow"));
+  const StragglerReport same =
+      run_stragglers(read({{"links", {{"3", {{"factor", 4.0}}}}}}, 16, "flow"));
+  CHECK(same.slow_links == 1);
+  CHECK(same.straggler_step_s == whole.straggler_step_s);
+  CHECK(same.nominal_step_s == whole.nominal_step_s);
+  // Slow from the middle of the step on: only the traffic after that sees it.
+  const std::string from = std::to_string(0.5 * whole.nominal_step_s) + " s";
+  const StragglerReport late =
+      run_stragglers(read({{"links", {{"3", {{"factor", 4.0}, {"from", from}}}}}}, 16, "flow"));
+  CHECK(late.straggler_step_s <= whole.straggler_step_s);
+  CHECK(late.straggler_step_s >= late.nominal_step_s);
+  // Windows change capacities in time: the analytical backend has none to change.
+  CHECK_THROWS_WITH(run_stragglers(read({{"links", {{"3", {{"factor", 4.0}}}}}}, 16)),
+                    Catch::Contains("/stragglers/links") && Catch::Contains("flow backend"));
+}
+
 TEST_CASE("stragglers section is read strictly", "[straggler][bad-input]") {
   auto fails = [](nlohmann::json v, const std::string& what) {
     CAPTURE(what);
@@ -88,6 +106,12 @@ TEST_CASE("stragglers section is read strictly", "[straggler][bad-input]") {
   fails({{"fraction", 2}}, "/stragglers/fraction");
   fails({{"sloth", 1}}, "sloth");
   fails({{"links", {{"9", 2.0}}}}, "0..7");
+  fails({{"links", {{"9", {{"factor", 2.0}}}}}}, "0..7");
+  fails({{"links", {{"1", {{"factor", 0.5}}}}}}, "/stragglers/links/1/factor");
+  fails({{"links", {{"1", {{"factor", 2}, {"from", "2 s"}, {"until", "1 s"}}}}}},
+        "/stragglers/links/1/until: expected a time after 'from'");
+  fails({{"links", {{"1", {{"factor", 2}, {"when", "1 s"}}}}}}, "when");
+  fails({{"links", {{"1", {{"from", "1 s"}}}}}}, "/stragglers/links/1/factor: missing");
   CHECK_THROWS_AS(run_stragglers(read(nlohmann::json::object(), 8)), sim::InputError);
 }
 

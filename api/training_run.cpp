@@ -59,11 +59,13 @@ nlohmann::json breakdown_json(const models::StageBreakdown& b) {
 
 nlohmann::json report_to_json(const TrainingReport& r) {
   if (r.infeasible && r.infeasible->cause == Infeasible::Cause::plan) {
-    return {{"scenario", scenario_summary_json(r.scenario)},
+    return {{"scenario", scenario_to_json(r.scenario)},
+            {"software", software_to_json(r.scenario.lowering.software)},
             {"feasible", false},
             {"infeasible", {{"field", r.infeasible->field}, {"reason", r.infeasible->reason}}}};
   }
-  nlohmann::json j = {{"scenario", scenario_summary_json(r.scenario)},
+  nlohmann::json j = {{"scenario", scenario_to_json(r.scenario)},
+                      {"software", software_to_json(r.scenario.lowering.software)},
                       {"calibration", r.calibration_source},
                       {"confidence", confidence_to_json(r.confidence)},
                       {"memory", models::memory_to_json(r.memory)},

@@ -1,6 +1,7 @@
 #include "models/collective_runner.hpp"
 
 #include <cmath>
+#include <unordered_map>
 
 #include "sim/analytical_network.hpp"
 
@@ -51,13 +52,36 @@ sim::Time CollectiveRunner::isolated_time(const Schedule& s, topologies::Router&
   const double min_seconds = min_phase_seconds(s);
   sim::Time t = s.latency;
   sim::Route scratch;
+  // A phase's transfers run together: where several cross one link (an all-to-all's pairs on a
+  // NIC, channels on one rail) the link carries all their bytes, so the phase lasts at least their
+  // sum over its capacity. Links that carry one transfer leave its own uncontended time.
+  struct Load {
+    double bytes = 0;
+    uint32_t transfers = 0;
+    sim::Time latency;
+  };
+  std::unordered_map<sim::LinkId, Load> loads;
   for (const Phase& phase : s.phases) {
     t += phase.latency;
     sim::Time longest = sim::Time::zero();
+    loads.clear();
     for (const Transfer& tr : phase.transfers) {
       const sim::Route& route = route_for(tr, router, scratch);
-      longest = std::max(longest, sim::AnalyticalNetwork::uncontended_time(
-                                      usable, route, request_for(tr, s, min_seconds)));
+      const sim::FlowRequest request = request_for(tr, s, min_seconds);
+      longest = std::max(longest, sim::AnalyticalNetwork::uncontended_time(usable, route, request));
+      if (phase.transfers.size() < 2) continue;
+      for (const sim::LinkShare& share : route.links) {
+        Load& l = loads[share.link];
+        l.bytes += request.bytes.count() * share.fraction;
+        ++l.transfers;
+        l.latency = std::max(l.latency, route.latency);
+      }
+    }
+    for (const auto& [link, l] : loads) {
+      if (l.transfers < 2 || l.bytes <= 0) continue;
+      longest = std::max(longest,
+                         l.latency + sim::transfer_time(sim::Bytes::of(l.bytes),
+                                                        sim::Bandwidth::bytes_per_s(usable[link])));
     }
     t += longest;
   }

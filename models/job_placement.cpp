@@ -123,6 +123,12 @@ class Allocator {
   }
 
   int free_gpus() const { return free_; }
+  int free_domains() const {
+    int n = 0;
+    for (size_t d = 0; d < domain_free_.size(); ++d)
+      n += domain_free_[d] == static_cast<int>(topology_.domain_ranks(static_cast<int>(d)).size());
+    return n;
+  }
   int leaf_groups() const { return locality_.leaf_groups.units; }
 
   // Every aligned block of b GPUs, domain by domain, in topology order.
@@ -181,8 +187,7 @@ class Allocator {
     }
     switch (policy) {
       case PlacementPolicy::packed:
-        take_first(
-            all, free, needed, [](size_t) { return true; }, b, out);
+        take_first(all, free, needed, b, out, [](size_t) { return true; });
         break;
       case PlacementPolicy::spread:
         take_spread(all, free, needed, b, out);
@@ -218,8 +223,8 @@ class Allocator {
 
   // The lowest `needed` free blocks that `eligible` accepts.
   template <class Eligible>
-  void take_first(const std::vector<Block>& all, const std::vector<bool>& free, int needed,
-                  Eligible eligible, int b, JobAllocation& out) {
+  void take_first(const std::vector<Block>& all, const std::vector<bool>& free, int needed, int b,
+                  JobAllocation& out, Eligible eligible) {
     for (size_t i = 0; i < all.size() && needed > 0; ++i) {
       if (!free[i] || !eligible(i)) continue;
       take(all[i], b, out);
@@ -284,8 +289,7 @@ class Allocator {
         if (c >= needed && (best < 0 || c < count[static_cast<size_t>(best)])) best = u;
       }
       if (best < 0) return false;
-      take_first(
-          all, free, needed, [&](size_t i) { return unit[i] == best; }, b, out);
+      take_first(all, free, needed, b, out, [&](size_t i) { return unit[i] == best; });
       return true;
     };
     for (size_t i = 0; i < all.size(); ++i)
@@ -307,8 +311,7 @@ class Allocator {
       }
       if (try_level(p->units)) return;
     }
-    take_first(
-        all, free, needed, [](size_t) { return true; }, b, out);
+    take_first(all, free, needed, b, out, [](size_t) { return true; });
   }
 
   void count_touched(JobAllocation& out) const {
@@ -418,6 +421,7 @@ PlacementResult place_jobs(const topologies::Topology& topology, std::span<const
   }
   result.idle_gpus = allocator.free_gpus();
   result.leaf_groups = allocator.leaf_groups();
+  result.free_domains = allocator.free_domains();
   if (!jobs.empty()) {
     int smallest = jobs.front().block_gpus;
     for (const JobRequest& job : jobs)
@@ -443,6 +447,7 @@ nlohmann::json placement_to_json(const PlacementResult& result) {
           {"idle_gpus", result.idle_gpus},
           {"stranded_gpus", result.stranded_gpus},
           {"leaf_groups", result.leaf_groups},
+          {"free_domains", result.free_domains},
           {"unplaced_for_capacity", result.unplaced_for_capacity},
           {"unplaced_for_fragmentation", result.unplaced_for_fragmentation},
           {"jobs", std::move(jobs)}};

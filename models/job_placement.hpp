@@ -48,7 +48,8 @@ struct PlacementResult {
   PlacementPolicy policy = PlacementPolicy::packed;
   std::vector<JobAllocation> jobs;  ///< in request order
   int total_gpus = 0, allocated_gpus = 0, idle_gpus = 0;
-  int leaf_groups = 0;  ///< leaf groups of the cluster
+  int leaf_groups = 0;   ///< leaf groups of the cluster
+  int free_domains = 0;  ///< scale-up domains left entirely idle (room for a domain-sized block)
   /// Idle GPUs that cannot serve any job of the mix: not inside a free, aligned block of the
   /// smallest block_gpus of the mix within one domain (0 for an empty mix).
   int stranded_gpus = 0;

@@ -8,6 +8,7 @@
 
 #include "topologies/cluster_spec.hpp"
 #include "topologies/system_presets.hpp"
+#include "topologies/topology_json.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::models;
@@ -78,6 +79,12 @@ void check_invariants(const topologies::Topology& t, std::span<const JobRequest>
   CHECK(r.unplaced_for_fragmentation == fragmentation);
   CHECK(r.stranded_gpus >= 0);
   CHECK(r.stranded_gpus <= r.idle_gpus);
+  int whole = 0;
+  for (size_t d = 0; d < t.domain_count(); ++d) {
+    const std::vector<uint32_t>& ranks = t.domain_ranks(static_cast<int>(d));
+    whole += std::none_of(ranks.begin(), ranks.end(), [&](uint32_t g) { return taken.count(g); });
+  }
+  CHECK(r.free_domains == whole);
 }
 
 constexpr std::array kPolicies{PlacementPolicy::packed, PlacementPolicy::spread,
@@ -111,6 +118,21 @@ TEST_CASE("placement: packed fills servers in topology order", "[job_placement]"
   }
   CHECK(r.idle_gpus == 0);
   CHECK(r.stranded_gpus == 0);
+}
+
+TEST_CASE("placement: one job on an empty cluster runs where a single-job step puts it",
+          "[job_placement]") {
+  // Packed and topology-aware (ties to the lowest unit at every level) both give job rank r GPU
+  // r, so a one-job mix reproduces the single-job simulation's default ranks.
+  const topologies::Topology t = cluster("dgx-h100", 4096);
+  for (const JobRequest& job : {JobRequest{"tp4", 4, 4}, JobRequest{"su", 256, 8},
+                                JobRequest{"pods", 2048, 8}, JobRequest{"all", 4096, 2}}) {
+    for (PlacementPolicy p : {PlacementPolicy::packed, PlacementPolicy::topology_aware}) {
+      INFO(job.name << " " << to_string(p));
+      const PlacementResult r = place_jobs(t, std::span(&job, 1), p);
+      CHECK(r.jobs[0].gpus == iota_ranks(0, static_cast<uint32_t>(job.gpus)));
+    }
+  }
 }
 
 TEST_CASE("placement: blocks are aligned inside a domain", "[job_placement]") {
@@ -221,6 +243,16 @@ TEST_CASE("placement: topology-aware keeps a job inside one Clos pod", "[job_pla
   CHECK(packed.jobs[2].gpus == iota_ranks(1792, 768));
   // d fits one leaf group exactly: best fit takes the unit left in pod 1.
   CHECK(aware.jobs[3].gpus == iota_ranks(1792, 256));
+
+  // The locality comes from the graph alone: the same graph read back from its JSON (as a custom
+  // topology would be) places every job identically.
+  const sim::JsonDocument doc =
+      sim::parse_json_text(topologies::topology_to_json(t).dump(), "t.json");
+  const topologies::Topology loaded = topologies::topology_from_json(doc.root());
+  for (PlacementPolicy p : kPolicies) {
+    CHECK(placement_to_json(place_jobs(loaded, mix, p)) ==
+          placement_to_json(place_jobs(t, mix, p)));
+  }
 }
 
 TEST_CASE("placement: best fit fills a partly used domain before a free one", "[job_placement]") {
@@ -260,6 +292,10 @@ TEST_CASE("placement: spread fragments what packed keeps whole", "[job_placement
   // stranded by the definition (smallest block of the mix: 4).
   CHECK(spread.idle_gpus == 8);
   CHECK(spread.stranded_gpus == 0);
+  // Without the TP8 job, packed leaves server 1 whole and spread none.
+  const std::span<const JobRequest> small(mix.data(), 2);
+  CHECK(place_jobs(t, small, PlacementPolicy::packed).free_domains == 1);
+  CHECK(place_jobs(t, small, PlacementPolicy::spread).free_domains == 0);
 }
 
 TEST_CASE("placement: NVL72 racks as whole blocks", "[job_placement]") {

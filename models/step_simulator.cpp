@@ -1016,6 +1016,9 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
 
 /// Rejects a job whose GPU map does not fit its plan and the topology.
 void check_job(const System& system, const ParallelPlan& plan, const StepOptions& options) {
+  if (!options.link_changes.empty() && options.backend != Backend::flow) {
+    throw std::invalid_argument("link changes during a step need the flow backend");
+  }
   const size_t n = static_cast<size_t>(plan.gpus());
   if (options.gpus.empty()) {
     if (n > system.topology->gpu_count()) {
@@ -1192,6 +1195,15 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
       }
     });
   }
+  for (const LinkChange& c : options.link_changes) {
+    const sim::LinkCapacity nominal = cache->capacities().at(c.resource);
+    if (!(c.factor > 0)) throw std::invalid_argument("LinkChange: factor must be positive");
+    simulation.schedule_at(c.at, [&network, c, nominal] {
+      network->set_link_capacity(
+          c.resource, {sim::Bandwidth::bytes_per_s(nominal.bandwidth.bytes_per_s() / c.factor),
+                       nominal.efficiency});
+    });
+  }
   std::optional<StepResult> done;
   job.start_step([&] { done = job.step_result(); });
   simulation.run();
@@ -1220,6 +1232,9 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
         job.options.collnet != first.collnet) {
       throw std::invalid_argument(
           "simulate_shared_steps: the jobs of one fabric share its backend, routing and collnet");
+    }
+    if (!job.options.link_changes.empty()) {
+      throw std::invalid_argument("simulate_shared_steps: link changes are per step, not per job");
     }
     if (job.options.gpus.empty() && jobs.size() > 1) {
       throw std::invalid_argument("simulate_shared_steps: every job needs its GPUs");

@@ -20,6 +20,7 @@
 
 #include "models/collective_model.hpp"
 #include "models/compute_profile.hpp"
+#include "models/link_change.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/step_cache.hpp"
 #include "models/system.hpp"
@@ -43,6 +44,9 @@ struct StepOptions {
   /// Per rank (empty: rank r runs on GPU r): the topology rank (Topology::gpu order) it runs on,
   /// a job's placement on a shared cluster (models/job_placement).
   std::vector<uint32_t> gpus;
+  /// Flow backend only (std::invalid_argument on the analytical one): link degradations and
+  /// repairs during the step, applied in time order (models/straggler_model: slow links).
+  std::vector<LinkChange> link_changes;
 };
 
 /// Where one stage's time went (seconds), as seen by its compute stream.

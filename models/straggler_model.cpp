@@ -62,21 +62,44 @@ std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus
   return out;
 }
 
+std::vector<sim::LinkId> nic_links(const topologies::Topology& t, int rank) {
+  const topologies::NodeId nic = t.gpu_nic(static_cast<size_t>(rank));
+  if (nic == topologies::kNoNode) {
+    throw std::invalid_argument("GPU " + std::to_string(rank) + " has no NIC");
+  }
+  std::vector<sim::LinkId> out;
+  for (const topologies::LinkId l : t.out_links(nic)) {
+    const topologies::Link& link = t.link(l);
+    if (link.kind != topologies::LinkKind::network) continue;
+    out.push_back(t.resource_of(l));
+    const topologies::LinkId back = t.link_between(link.dst, nic);
+    if (back != UINT32_MAX) out.push_back(t.resource_of(back));
+  }
+  return out;
+}
+
+std::vector<LinkChange> link_changes_of(const topologies::Topology& t,
+                                        const std::vector<StragglerSpec::LinkWindow>& windows) {
+  std::vector<LinkChange> out;
+  for (const StragglerSpec::LinkWindow& w : windows) {
+    for (const sim::LinkId l : nic_links(t, w.rank)) {
+      out.push_back({w.from, l, w.factor});
+      if (w.until < sim::Time::max()) out.push_back({w.until, l, 1.0});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LinkChange& a, const LinkChange& b) {
+    if (a.at != b.at) return a.at < b.at;
+    return a.factor == 1.0 && b.factor != 1.0;
+  });
+  return out;
+}
+
 topologies::Topology with_slow_nic_links(const topologies::Topology& t,
                                          const std::map<int, double>& by_rank) {
   std::vector<double> factor(t.link_count(), 1.0);
   for (const auto& [rank, f] : by_rank) {
-    const topologies::NodeId nic = t.gpu_nic(static_cast<size_t>(rank));
-    if (nic == topologies::kNoNode) {
-      throw std::invalid_argument("GPU " + std::to_string(rank) + " has no NIC");
-    }
-    for (const topologies::LinkId l : t.out_links(nic)) {
-      const topologies::Link& link = t.link(l);
-      if (link.kind != topologies::LinkKind::network) continue;
-      factor[l] *= f;
-      const topologies::LinkId back = t.link_between(link.dst, nic);
-      if (back != UINT32_MAX) factor[back] *= f;
-    }
+    for (const sim::LinkId l : nic_links(t, rank))
+      factor[l] *= f;  // network links are their own resources
   }
   topologies::TopologyBuilder b(t.info());
   for (const topologies::Node& n : t.nodes())

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "models/link_change.hpp"
 #include "models/workload.hpp"
 #include "topologies/graph.hpp"
 
@@ -25,9 +26,18 @@ struct StragglerSpec {
   /// Slow links: the network link of GPU r's NIC (both directions) runs `factor` times slower,
   /// a degraded optic or a NIC that trained down to a lower rate.
   std::map<int, double> links;
+  /// A slow link for part of the step: GPU `rank`'s NIC link runs `factor` times slower from
+  /// `from` until `until` (a flapping optic, a link retraining), flow backend only.
+  struct LinkWindow {
+    int rank = 0;
+    double factor = 1;
+    sim::Time from;
+    sim::Time until = sim::Time::max();  ///< max: to the end of the step
+  };
+  std::vector<LinkWindow> link_windows;
   bool any() const {
     return (fraction > 0 && slowdown_max > 1) || (node_fraction > 0 && node_slowdown > 1) ||
-           !ranks.empty() || !nodes.empty() || !links.empty();
+           !ranks.empty() || !nodes.empty() || !links.empty() || !link_windows.empty();
   }
 };
 
@@ -35,6 +45,15 @@ struct StragglerSpec {
 /// Deterministic for a seed on every platform (its own uniform draws, not <random>'s
 /// distributions). Ranks and nodes out of range are the caller's to reject.
 std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus_per_node);
+
+/// The network resources of GPU `rank`'s NIC to and from its first switch. Throws
+/// std::invalid_argument when the GPU has no NIC.
+std::vector<sim::LinkId> nic_links(const topologies::Topology& topology, int rank);
+
+/// The link changes of the windows: each NIC link slowed at `from` and restored at `until`, in
+/// time order (ties: restores first).
+std::vector<LinkChange> link_changes_of(const topologies::Topology& topology,
+                                        const std::vector<StragglerSpec::LinkWindow>& windows);
 
 /// The topology with the network links of the named GPUs' NICs (to and from their first switch)
 /// `factor` times slower. Throws std::invalid_argument when such a GPU has no NIC.

@@ -83,6 +83,17 @@ void FlowNetwork::start_flow(const Route& route, FlowRequest request) {
   request_solve();
 }
 
+void FlowNetwork::set_link_capacity(LinkId link, const LinkCapacity& capacity) {
+  if (link >= links_.size()) throw std::invalid_argument("FlowNetwork: unknown link id");
+  const double usable = capacity.bandwidth.bytes_per_s() * capacity.efficiency;
+  if (!(usable > 0)) throw std::invalid_argument("FlowNetwork: link capacity must be positive");
+  if (usable == links_[link].usable) return;
+  links_[link].usable = usable;
+  if (links_[link].members.empty()) return;  // the next flow to cross it sees the new capacity
+  mark_dirty(link);
+  request_solve();
+}
+
 void FlowNetwork::mark_dirty(LinkId link) {
   if (links_[link].dirty) return;
   links_[link].dirty = true;

@@ -31,6 +31,10 @@ class FlowNetwork final : public Network {
     double max_rate;
   };
   std::vector<FlowRate> active_flow_rates() const;
+  /// Changes a link's capacity from now on (a degraded or repaired link): flows crossing it move
+  /// at their old rates up to now and are re-solved at this instant. Throws std::invalid_argument
+  /// for an unknown link or a capacity that is not positive.
+  void set_link_capacity(LinkId link, const LinkCapacity& capacity);
   /// Usable capacity (bandwidth x efficiency) of a link, bytes per second.
   double usable_capacity(LinkId link) const { return links_[link].usable; }
 

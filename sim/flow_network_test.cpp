@@ -63,6 +63,37 @@ TEST_CASE("two flows share a link fairly and the survivor speeds up", "[flow]") 
   CHECK(b == Time::from_s(4));
 }
 
+TEST_CASE("a link's capacity can change while flows cross it", "[flow]") {
+  // Link 100 B/s, one flow of 300 B. At 1 s the link degrades to 50 B/s: 200 B left take 4 s
+  // more; a second flow on an idle link 1 is untouched; restoring the link at 3 s (100 B left)
+  // ends the flow at 4 s instead of 5 s.
+  for (const bool restore : {false, true}) {
+    Simulation sim;
+    FlowNetwork net(sim, caps({100, 100}));
+    Time done, other;
+    net.start_flow(route({0}), {Bytes::of(300), 1, {}, [&] { done = sim.now(); }});
+    net.start_flow(route({1}), {Bytes::of(300), 1, {}, [&] { other = sim.now(); }});
+    sim.schedule_at(Time::from_s(1), [&] {
+      net.set_link_capacity(0, {Bandwidth::bytes_per_s(50), 1.0});
+    });
+    if (restore) {
+      sim.schedule_at(Time::from_s(3), [&] {
+        net.set_link_capacity(0, {Bandwidth::bytes_per_s(100), 1.0});
+      });
+    }
+    sim.run();
+    CHECK(done == Time::from_s(restore ? 4 : 5));
+    CHECK(other == Time::from_s(3));
+    CHECK(net.link_bytes()[0] == Approx(300));
+  }
+  Simulation sim;
+  FlowNetwork net(sim, caps({100}));
+  CHECK_THROWS_AS(net.set_link_capacity(1, {Bandwidth::bytes_per_s(1), 1.0}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(net.set_link_capacity(0, {Bandwidth::bytes_per_s(0), 1.0}),
+                  std::invalid_argument);
+}
+
 TEST_CASE("a late flow takes half of what is left", "[flow]") {
   // A: 100 B alone at 100 B/s; B (100 B) joins at 0.5 s. Both at 50 B/s; A ends at 1.5 s, B has
   // 50 B left and ends at 2 s.

@@ -44,7 +44,7 @@ TEST_CASE("cli: run records its base and overrides, flags first, in order", "[cl
     {"pointer": "/training/global_batch", "value": 32}])");
   CHECK(j["overrides"] == want);
   // The overrides are what the scenario shows.
-  CHECK(j["scenario"]["gpus"] == 16);
+  CHECK(j["scenario"]["system"]["gpus"] == 16);
   CHECK(j["tokens_per_step"] == 32 * 8192);
 
   const CliResult text = run_fabricsim(args);

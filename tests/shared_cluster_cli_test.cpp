@@ -12,7 +12,8 @@ using fabricsim::testing::ScratchDir;
 
 namespace {
 
-const std::string kExample = std::string(FABRICSIM_SOURCE_DIR) + "/docs/examples/shared-cluster.json";
+const std::string kExample =
+    std::string(FABRICSIM_SOURCE_DIR) + "/docs/examples/shared-cluster.json";
 
 /// Two identical Llama 3 8B jobs of 16 GPUs (TP8 DP2) on 32 GPUs of DGX H100 whose leaf groups
 /// are two servers with one uplink per leaf (2:1): packed, each job has a leaf group to itself;

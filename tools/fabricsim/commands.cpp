@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   out.push_back(make_goodput_command());
   out.push_back(make_sweep_command());
   out.push_back(make_stragglers_command());
+  out.push_back(make_docs_command());
   return out;
 }
 

@@ -35,5 +35,6 @@ std::unique_ptr<Command> make_plot_command();
 std::unique_ptr<Command> make_goodput_command();
 std::unique_ptr<Command> make_sweep_command();
 std::unique_ptr<Command> make_stragglers_command();
+std::unique_ptr<Command> make_docs_command();
 
 }  // namespace fabricsim::tools

@@ -13,32 +13,71 @@ void ScenarioOptions::add_set_to(CLI::App& app) {
       ->allow_extra_args(false);
 }
 
+bool ScenarioOptions::Flag::given() const {
+  switch (setting->kind) {
+    case api::SettingKind::boolean:
+      return on;
+    case api::SettingKind::count:
+      return number > 0;
+    case api::SettingKind::stage:
+      return number >= 0;
+    default:
+      return !text.empty();
+  }
+}
+
+nlohmann::json ScenarioOptions::Flag::value() const {
+  switch (setting->kind) {
+    case api::SettingKind::boolean:
+      return true;
+    case api::SettingKind::count:
+    case api::SettingKind::stage:
+      return number;
+    case api::SettingKind::object:  // a structured part: the flag names its preset (--model)
+      return {{"preset", text}};
+    default:
+      return text;
+  }
+}
+
+const ScenarioOptions::Flag* ScenarioOptions::flag(std::string_view pointer) const {
+  for (const Flag& f : flags_) {
+    if (f.setting->pointer == pointer) return &f;
+  }
+  return nullptr;
+}
+
 void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
   add_set_to(app);
-  app.add_option("--system", system_, "System preset");
-  app.add_option("--gpus", gpus_, "Number of GPUs")->check(positive_count());
-  app.add_option("--model", model_, "Model preset");
-  if (plan_flags) {
-    app.add_option("--tp", tp_, "Tensor parallel size")->check(positive_count());
-    app.add_option("--pp", pp_, "Pipeline parallel size")->check(positive_count());
-    app.add_option("--dp", dp_, "Data parallel size (default: what is left)")
-        ->check(positive_count());
-    app.add_option("--cp", cp_, "Context parallel size")->check(positive_count());
-    app.add_option("--ep", ep_, "Expert parallel size")->check(positive_count());
-    app.add_option("--vp", vp_, "Virtual pipeline stages (interleaving)")->check(positive_count());
-    app.add_option("--micro-batch", mb_, "Sequences per micro-batch")->check(positive_count());
+  for (const api::Setting& s : api::scenario_settings()) {
+    if (s.flag.empty() || (!plan_flags && s.section() == "/parallelism")) continue;
+    Flag& f = flags_.emplace_back(Flag{.setting = &s});
+    const std::string name(s.flag), help(s.help);
+    switch (s.kind) {
+      case api::SettingKind::boolean:
+        app.add_flag(name, f.on, help);
+        break;
+      case api::SettingKind::count:
+        app.add_option(name, f.number, help)->check(positive_count());
+        break;
+      case api::SettingKind::stage:
+        f.number = -1;
+        app.add_option(name, f.number, help)->check(CLI::Range(0, 3));
+        break;
+      default:
+        app.add_option(name, f.text, help);
+    }
   }
-  app.add_option("--global-batch", gbs_, "Sequences per step")->check(positive_count());
-  app.add_option("--seq-len", seq_, "Training sequence length")->check(positive_count());
-  if (plan_flags) app.add_option("--zero", zero_, "ZeRO stage (0-3)")->check(CLI::Range(0, 3));
-  app.add_option("--precision", precision_, "bf16, fp16, fp8, mxfp8 or nvfp4");
-  if (plan_flags) app.add_option("--recompute", recompute_, "none, selective or full");
-  app.add_option("--task", task_, "pretrain, sft or lora");
-  app.add_option("--backend", backend_, "flow or analytical");
-  app.add_option("--calibration", calibration_, "Calibration profile JSON");
-  app.add_flag("--ignore-memory", ignore_memory_, "Simulate plans that do not fit in HBM");
-  app.add_flag("--collnet", collnet_,
-               "Let NCCL use IB SHARP (CollNet, NCCL_COLLNET_ENABLE=1) where the fabric has it");
+}
+
+std::string ScenarioOptions::system() const {
+  const Flag* f = flag("/system/preset");
+  return f != nullptr ? f->text : std::string();
+}
+
+int ScenarioOptions::gpus() const {
+  const Flag* f = flag("/system/gpus");
+  return f != nullptr ? f->number : 0;
 }
 
 std::vector<api::Assignment> ScenarioOptions::overrides() const {
@@ -51,29 +90,9 @@ std::vector<api::Assignment> ScenarioOptions::overrides() const {
     }
   }
   std::vector<api::Assignment> out;
-  auto set = [&](const std::string& pointer, const nlohmann::json& value) {
-    out.push_back({pointer, value});
-  };
-  if (!system_.empty()) set("/system/preset", system_);
-  if (gpus_ > 0) set("/system/gpus", gpus_);
-  if (!model_.empty()) set("/model", {{"preset", model_}});
-  if (tp_ > 0) set("/parallelism/tp", tp_);
-  if (pp_ > 0) set("/parallelism/pp", pp_);
-  if (cp_ > 0) set("/parallelism/cp", cp_);
-  if (ep_ > 0) set("/parallelism/ep", ep_);
-  if (vp_ > 0) set("/parallelism/vp", vp_);
-  if (mb_ > 0) set("/parallelism/micro_batch", mb_);
-  if (zero_ >= 0) set("/parallelism/zero", zero_);
-  if (!recompute_.empty()) set("/parallelism/recompute", recompute_);
-  if (dp_ > 0) set("/parallelism/dp", dp_);
-  if (gbs_ > 0) set("/training/global_batch", gbs_);
-  if (seq_ > 0) set("/training/seq_len", seq_);
-  if (!precision_.empty()) set("/training/precision", precision_);
-  if (!task_.empty()) set("/training/task", task_);
-  if (!backend_.empty()) set("/simulation/backend", backend_);
-  if (!calibration_.empty()) set("/calibration", calibration_);
-  if (ignore_memory_) set("/simulation/ignore_memory", true);
-  if (collnet_) set("/simulation/collnet", true);
+  for (const Flag& f : flags_) {
+    if (f.given()) out.push_back({std::string(f.setting->pointer), f.value()});
+  }
   for (const std::string& a : sets_)
     out.push_back(api::parse_assignment(a, kCommandLine));
   return out;
@@ -87,7 +106,14 @@ nlohmann::json ScenarioOptions::document(const std::string& file) const {
   const std::vector<api::Assignment> sets = overrides();
   nlohmann::json doc = api::default_scenario_json();
   if (!file.empty()) doc = sim::load_json_file(file).root().raw();
-  if (dp_ == 0 && (gpus_ > 0 || tp_ > 0 || pp_ > 0 || cp_ > 0) && doc.contains("parallelism")) {
+  auto given = [&](std::string_view pointer) {
+    const Flag* f = flag(pointer);
+    return f != nullptr && f->given();
+  };
+  if (!given("/parallelism/dp") &&
+      (given("/system/gpus") || given("/parallelism/tp") || given("/parallelism/pp") ||
+       given("/parallelism/cp")) &&
+      doc.contains("parallelism")) {
     doc["parallelism"].erase("dp");  // re-derived from the new GPU count or plan
   }
   for (const api::Assignment& a : sets)

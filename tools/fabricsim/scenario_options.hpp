@@ -1,13 +1,17 @@
 #pragma once
 // Command-line flags shared by the commands that take a scenario (run, scale, calibrate shapes):
-// each flag is a shorthand for a `--set` on the scenario JSON.
+// each flag is a shorthand for a `--set` on the scenario JSON. The flags, their help and the
+// pointer each one sets come from the settings table (api/scenario_settings); `--set` is the only
+// one written here.
 
 #include <CLI/CLI.hpp>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/scenario.hpp"
+#include "api/scenario_settings.hpp"
 #include "models/system.hpp"
 #include "tools/fabricsim/scenario_record.hpp"
 
@@ -36,16 +40,23 @@ class ScenarioOptions {
   std::vector<api::Assignment> overrides() const;
   /// What document(file) is made of, for the outputs to record.
   ScenarioRecord record(const std::string& file) const;
-  const std::string& system() const { return system_; }
-  int gpus() const { return gpus_; }  ///< 0 when --gpus was not given
+  std::string system() const;  ///< --system; empty when not given
+  int gpus() const;            ///< 0 when --gpus was not given
 
  private:
+  /// The value of one flag of the settings table (api/scenario_settings).
+  struct Flag {
+    const api::Setting* setting;
+    int number = 0;  ///< count and stage kinds (a stage starts at -1: not given)
+    std::string text = {};
+    bool on = false;
+    bool given() const;
+    nlohmann::json value() const;
+  };
+  const Flag* flag(std::string_view pointer) const;
+
   std::vector<std::string> sets_;
-  std::string system_, model_, precision_, recompute_, backend_, task_, calibration_;
-  int gpus_ = 0, tp_ = 0, pp_ = 0, dp_ = 0, cp_ = 0, ep_ = 0, vp_ = 0, mb_ = 0, gbs_ = 0, seq_ = 0,
-      zero_ = -1;
-  bool ignore_memory_ = false;
-  bool collnet_ = false;
+  std::deque<Flag> flags_;  ///< the command line holds their addresses: never moved
 };
 
 }  // namespace fabricsim::tools

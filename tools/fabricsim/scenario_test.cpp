@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/scenario_settings.hpp"
+#include "api/training_run.hpp"
 #include "sim/input_error.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
@@ -322,10 +324,10 @@ TEST_CASE("flags and --set give the same scenario", "[scenario]") {
   CHECK(s.plan.tp == 2);
   CHECK(s.plan.dp == 8);
   CHECK(s.plan.gpus() == 16);
-  const nlohmann::json summary = scenario_summary_json(s);
-  CHECK(summary["parallelism"]["dp"] == 8);
-  CHECK(summary["gpus"] == 16);
-  CHECK(summary["training"]["seq_len"] == 8192);
+  const nlohmann::json echo = scenario_to_json(s);
+  CHECK(echo["parallelism"]["dp"] == 8);
+  CHECK(echo["system"]["gpus"] == 16);
+  CHECK(echo["training"]["seq_len"] == 8192);
 }
 
 TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
@@ -342,4 +344,100 @@ TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
   check_assignments_rejected(
       {"/software={\"framework\": \"nemo\", \"moe_dispatcher\": \"nvshmem\"}"},
       "/software/moe_dispatcher", {"alltoall", "deepep"});
+}
+
+namespace {
+
+/// The run --json report of a scenario, less the simulator's wall time (the one thing that
+/// differs between two runs of the same scenario).
+nlohmann::json run_json(const Scenario& s) {
+  nlohmann::json j = report_to_json(run_training(s));
+  if (j.contains("simulation")) j["simulation"].erase("wall_s");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("run --json's scenario, read back as a scenario file, reproduces the run exactly",
+          "[scenario][echo]") {
+  const std::string profile =
+      std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json";
+  const std::vector<std::vector<std::string>> variants = {
+      {},  // the embedded default, flow backend
+      // A software preset, its attention kernel overridden, FP8 LoRA with a token budget.
+      {"/software={\"framework\": \"megatron-core\", \"released\": \"2024-09\"}",
+       "/training/attention_kernel=flash2", "/training/precision=fp8", "/training/task=lora",
+       "/training/lora_rank=8", "/training/tokens_to_train=1e12", "/training/causal=false",
+       "/training/fp8_blockwise=true", "/calibration=" + profile},
+      // An MoE model over expert parallelism with DeepEP, interleaved pipeline, ZeRO-3.
+      {"/model={\"preset\": \"mixtral-8x7b\"}", "/system/gpus=32",
+       "/parallelism={\"tp\": 2, \"pp\": 2, \"vp\": 2, \"ep\": 8, \"zero\": 3, \"micro_batch\": 2, "
+       "\"recompute\": \"full\", \"order\": \"tp-dp-cp-pp\", \"bucket_size\": \"25 MiB\"}",
+       "/software={\"framework\": \"hai-llm\", \"moe_dispatcher\": \"alltoall\"}",
+       "/simulation={\"backend\": \"analytical\", \"ignore_memory\": true}"},
+      // Fabric and NVLink overrides, explicit tiers, routing, SHARP.
+      {"/system/gpus=64", "/system/routing=spray", "/system/nvlink/link_bandwidth=20 GB/s",
+       "/system/fabric={\"nic_bandwidth\": \"200 Gbps\", \"leaf_down_ports\": 16, "
+       "\"leaf_up_ports\": 8, \"tiers\": [{\"ports\": 48}], \"collnet\": true}",
+       "/simulation/collnet=true", "/parallelism/tp=2", "/parallelism/dp=16",
+       "/simulation/pp_all_instances=true"},
+      // Stragglers and a slow link (every rank simulated), with operations sections.
+      {"/system/gpus=16", "/stragglers={\"ranks\": {\"3\": 1.5}, \"links\": {\"9\": 2}}",
+       "/checkpoint={\"mode\": \"async\", \"interval\": \"30 min\"}",
+       "/storage={\"write_bandwidth\": \"200 GB/s\"}", "/reliability={\"recovery\": \"manual\"}"},
+  };
+  for (const std::vector<std::string>& v : variants) {
+    INFO("assignments: " << nlohmann::json(v).dump());
+    const Scenario first = read(scenario_doc(v), "<scenario>");
+    const nlohmann::json report = run_json(first);
+    REQUIRE(report.contains("step_time_s"));
+    const nlohmann::json echo = report["scenario"];
+    const Scenario again = read(echo, "<scenario>");
+    CHECK(run_json(again) == report);
+    CHECK(scenario_to_json(again) == echo);  // the echo of the echo is the echo
+  }
+  // The default's echo states what the file left to defaults.
+  const nlohmann::json echo = scenario_to_json(read(default_scenario_json(), "<scenario>"));
+  CHECK(echo["parallelism"]["dp"] == 4);
+  CHECK(echo["software"]["framework"] == "default");
+  CHECK(echo["system"]["fabric"]["nic_bandwidth"] == "50000000000 B/s");  // 400 Gb/s
+  CHECK(echo["training"]["attention_kernel"] == "cudnn");
+  CHECK_FALSE(echo.contains("calibration"));
+}
+
+TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][settings]") {
+  size_t flags = 0;
+  for (const Setting& s : scenario_settings()) {
+    if (s.flag.empty()) continue;
+    ++flags;
+    INFO(s.flag);
+    std::vector<std::string> args = {"fabricsim", std::string(s.flag)};
+    nlohmann::json want = true;
+    if (s.kind == SettingKind::count || s.kind == SettingKind::stage) {
+      args.push_back("2");
+      want = 2;
+    } else if (s.kind != SettingKind::boolean) {
+      args.push_back(s.choices.empty() ? "x" : s.choice_list().back());
+      want = args.back();
+      if (s.kind == SettingKind::object) want = {{"preset", args.back()}};
+    }
+    for (const bool plan_flags : {true, false}) {
+      CLI::App app;
+      ScenarioOptions options;
+      options.add_to(app, plan_flags);
+      std::vector<const char*> argv;
+      for (const std::string& a : args)
+        argv.push_back(a.c_str());
+      if (!plan_flags && s.section() == "/parallelism") {
+        CHECK_THROWS_AS(app.parse(static_cast<int>(argv.size()), argv.data()), CLI::ParseError);
+        continue;
+      }
+      app.parse(static_cast<int>(argv.size()), argv.data());
+      const std::vector<Assignment> set = options.overrides();
+      REQUIRE(set.size() == 1);
+      CHECK(set[0].pointer == s.pointer);
+      CHECK(set[0].value == want);
+    }
+  }
+  CHECK(flags == 20);  // --system ... --ignore-memory, as docs/cli.md lists them
 }

@@ -1,0 +1,756 @@
+#include "api/scenario_settings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/scenario.hpp"
+#include "topologies/router.hpp"
+#include "topologies/system_presets.hpp"
+
+namespace fabricsim::api {
+namespace {
+
+using nlohmann::json;
+using sim::JsonValue;
+
+/// The read and echo of a plain field, from one accessor `[](auto& s) { return &s.field; }`
+/// (a null pointer where the scenario has no such part: a system without NVLink).
+struct SettingIo {
+  SettingRead read;
+  SettingEcho echo;
+};
+
+template <class Get>
+constexpr SettingEcho echo_of(Get) {
+  return [](const Scenario& s) -> json {
+    const auto* p = Get{}(s);
+    return p != nullptr ? json(*p) : json();
+  };
+}
+
+template <class Get>
+constexpr SettingIo boolean_field(Get get) {
+  return {[](const JsonValue& v, SettingTarget& t) { *Get{}(t.scenario) = v.as_bool(); },
+          echo_of(get)};
+}
+
+template <class Get>
+constexpr SettingIo count_field(Get get) {
+  return {[](const JsonValue& v, SettingTarget& t) { *Get{}(t.scenario) = v.as_positive_int32(); },
+          echo_of(get)};
+}
+
+template <class Get>
+constexpr SettingIo natural_field(Get get) {
+  return {
+      [](const JsonValue& v, SettingTarget& t) { *Get{}(t.scenario) = v.as_non_negative_int32(); },
+      echo_of(get)};
+}
+
+template <class Get>
+constexpr SettingIo bandwidth_field(Get) {
+  return {[](const JsonValue& v, SettingTarget& t) { *Get{}(t.scenario) = v.as_bandwidth(); },
+          [](const Scenario& s) -> json {
+            const auto* p = Get{}(s);
+            return p != nullptr ? json(exact_bandwidth(p->bytes_per_s())) : json();
+          }};
+}
+
+/// A parallel size over GPUs is at most the GPU count, so products of them cannot overflow.
+template <class Get>
+constexpr SettingIo gpu_dimension(Get get) {
+  return {[](const JsonValue& v, SettingTarget& t) {
+            const int n = v.as_positive_int32();
+            if (n > t.scenario.gpus) v.fail(fmt::format("at most the {} GPUs", t.scenario.gpus));
+            *Get{}(t.scenario) = n;
+          },
+          echo_of(get)};
+}
+
+/// Accessors of a field of the NVLink domain or the scale-out fabric, null on a system without one.
+template <auto Member>
+constexpr auto in_nvlink() {
+  return [](auto& s) { return s.cluster.nvlink ? &(*s.cluster.nvlink.*Member) : nullptr; };
+}
+template <auto Member>
+constexpr auto in_fabric() {
+  return [](auto& s) { return s.cluster.scale_out ? &(*s.cluster.scale_out.*Member) : nullptr; };
+}
+
+constexpr Setting row(Setting s, SettingIo io) {
+  s.read = io.read;
+  s.echo = io.echo;
+  return s;
+}
+
+constexpr Setting kSettings[] = {
+    // system
+    {.pointer = "/system",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "[system](#system) preset, GPU count and overrides"},
+    row({.pointer = "/system/preset",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "required",
+         .meaning = "system preset ([list](#system-presets))",
+         .flag = "--system",
+         .help = "System preset",
+         .required = true},
+        {[](const JsonValue& v, SettingTarget& t) {
+           const topologies::SystemPreset* p = topologies::find_system(v.as_string());
+           if (p == nullptr) v.fail(fmt::format("one of {}", topologies::system_names()));
+           t.scenario.system = p->name;  // an alias names its preset
+         },
+         [](const Scenario& s) -> json { return s.system; }}),
+    row({.pointer = "/system/gpus",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "required",
+         .meaning = "GPU count, at most 262,144 (`topologies::kMaxGpus`); a multiple of the "
+                    "preset's GPUs per server, or fewer GPUs than one server (a part of one "
+                    "server, as single-node benchmarks run)",
+         .flag = "--gpus",
+         .help = "Number of GPUs",
+         .required = true},
+        count_field([](auto& s) { return &s.gpus; })),
+    row({.pointer = "/system/routing",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "`ecmp`",
+         .meaning = "how traffic between scale-up domains picks its path through the Clos "
+                    "fabric, below"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           if (!topologies::parse_routing_strategy(v.as_string(), t.scenario.simulation.routing))
+             v.fail("one of " + topologies::routing_strategy_names());
+         },
+         [](const Scenario& s) -> json {
+           return std::string(topologies::to_string(s.simulation.routing));
+         }}),
+    {.pointer = "/system/nvlink",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "preset",
+     .meaning = "changes to the NVLink domain (keys below); an error on a system without one "
+                "(`generic-h100-pcie-eth`: `this system has no NVLink domain to change`)"},
+    {.pointer = "/system/fabric",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "preset",
+     .meaning = "changes to the scale-out fabric (keys below)"},
+
+    // system.nvlink
+    row({.pointer = "/system/nvlink/gpus_per_domain",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "GPUs sharing one NVLink domain"},
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::gpus_per_domain>())),
+    row({.pointer = "/system/nvlink/gpus_per_board",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "GPUs attached to the same first-tier switch chips"},
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::gpus_per_board>())),
+    row({.pointer = "/system/nvlink/chip_ports",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "NVLink ports of one switch chip"},
+        count_field(in_nvlink<&topologies::NvlinkDomainSpec::chip_ports>())),
+    row({.pointer = "/system/nvlink/l1_up_ports",
+         .kind = SettingKind::natural,
+         .type = "integer >= 0",
+         .fallback = "preset",
+         .meaning = "uplinks of each first-tier chip, for domains larger than a board (two tiers)"},
+        natural_field(in_nvlink<&topologies::NvlinkDomainSpec::l1_up_ports>())),
+    row({.pointer = "/system/nvlink/l2_chip_ports",
+         .kind = SettingKind::natural,
+         .type = "integer >= 0",
+         .fallback = "preset",
+         .meaning = "ports of each second-tier chip (two tiers)"},
+        natural_field(in_nvlink<&topologies::NvlinkDomainSpec::l2_chip_ports>())),
+    row({.pointer = "/system/nvlink/link_bandwidth",
+         .kind = SettingKind::bandwidth,
+         .type = "bandwidth",
+         .fallback = "preset",
+         .meaning = "one NVLink link, one direction (DGX H100: 25 GB/s)"},
+        bandwidth_field(in_nvlink<&topologies::NvlinkDomainSpec::link_bandwidth>())),
+    row({.pointer = "/system/nvlink/nvls",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "preset",
+         .meaning = "NVLink SHARP (in-switch reduction) available"},
+        boolean_field(in_nvlink<&topologies::NvlinkDomainSpec::nvls>())),
+
+    // system.fabric
+    row({.pointer = "/system/fabric/nics_per_server",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "scale-out NICs per server (per tray on NVL72 systems)"},
+        count_field(in_fabric<&topologies::ScaleOutSpec::nics_per_server>())),
+    row({.pointer = "/system/fabric/nic_bandwidth",
+         .kind = SettingKind::bandwidth,
+         .type = "bandwidth",
+         .fallback = "preset",
+         .meaning = "line rate of one NIC port, one direction; also sets `leaf_up_bandwidth` "
+                    "unless that is given"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           topologies::ScaleOutSpec& so = *t.scenario.cluster.scale_out;
+           so.nic_bandwidth = v.as_bandwidth();
+           so.leaf_up_bandwidth = so.nic_bandwidth;
+         },
+         bandwidth_field(in_fabric<&topologies::ScaleOutSpec::nic_bandwidth>()).echo}),
+    row({.pointer = "/system/fabric/rail_optimized",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "preset",
+         .meaning = "leaf r serves NIC r of a group of servers (else a top-of-rack design)"},
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::rail_optimized>())),
+    row({.pointer = "/system/fabric/plane_per_rail",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "preset",
+         .meaning = "each rail is its own independent Clos (multi-plane); traffic cannot cross "
+                    "planes in the fabric"},
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::plane_per_rail>())),
+    row({.pointer = "/system/fabric/leaf_down_ports",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "leaf ports toward NICs"},
+        count_field(in_fabric<&topologies::ScaleOutSpec::leaf_down_ports>())),
+    row({.pointer = "/system/fabric/leaf_up_ports",
+         .kind = SettingKind::natural,
+         .type = "integer >= 0",
+         .fallback = "preset",
+         .meaning = "leaf uplinks"},
+        natural_field(in_fabric<&topologies::ScaleOutSpec::leaf_up_ports>())),
+    row({.pointer = "/system/fabric/leaf_up_bandwidth",
+         .kind = SettingKind::bandwidth,
+         .type = "bandwidth",
+         .fallback = "preset",
+         .meaning = "per leaf uplink port"},
+        bandwidth_field(in_fabric<&topologies::ScaleOutSpec::leaf_up_bandwidth>())),
+    row({.pointer = "/system/fabric/radix",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "preset",
+         .meaning = "switch radix used to derive the upper tiers when the tier list is empty "
+                    "(all presets but `meta-h100-roce`, or `\"tiers\": []`)"},
+        count_field(in_fabric<&topologies::ScaleOutSpec::radix>())),
+    row({.pointer = "/system/fabric/collnet",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "preset",
+         .meaning = "in-network reduction (InfiniBand SHARP) in the switches"},
+        boolean_field(in_fabric<&topologies::ScaleOutSpec::collnet>())),
+    {.pointer = "/system/fabric/tiers",
+     .kind = SettingKind::object,
+     .type = "array",
+     .fallback = "preset",
+     .meaning = "the tiers above the leaves, bottom up, replacing the preset's; `[]` derives "
+                "them from `radix`"},
+    {.pointer = "/model",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "a [model description](#3-model-description): a preset, with or without "
+                "overrides, or a full description",
+     .flag = "--model",
+     .help = "Model preset"},
+
+    // parallelism
+    {.pointer = "/parallelism",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required (may be `{}`)",
+     .meaning = "[parallelism plan](#parallelism)"},
+    row({.pointer = "/parallelism/tp",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "tensor parallel size",
+         .flag = "--tp",
+         .help = "Tensor parallel size"},
+        gpu_dimension([](auto& s) { return &s.plan.tp; })),
+    row({.pointer = "/parallelism/pp",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "pipeline parallel size",
+         .flag = "--pp",
+         .help = "Pipeline parallel size"},
+        gpu_dimension([](auto& s) { return &s.plan.pp; })),
+    row({.pointer = "/parallelism/cp",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "context parallel size",
+         .flag = "--cp",
+         .help = "Context parallel size"},
+        gpu_dimension([](auto& s) { return &s.plan.cp; })),
+    row({.pointer = "/parallelism/dp",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "GPUs / (tp x pp x cp)",
+         .meaning = "data parallel size; without it, tp x pp x cp must divide the GPU count",
+         .flag = "--dp",
+         .help = "Data parallel size (default: what is left)"},
+        gpu_dimension([](auto& s) { return &s.plan.dp; })),
+    row({.pointer = "/parallelism/ep",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "expert parallel size (MoE models only); experts are sharded over the "
+                    "tp x cp x dp ranks of a pipeline stage, so `ep` is not a separate factor "
+                    "of the GPU count",
+         .flag = "--ep",
+         .help = "Expert parallel size"},
+        gpu_dimension([](auto& s) { return &s.plan.ep; })),
+    row({.pointer = "/parallelism/vp",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "virtual pipeline stages per pipeline rank (interleaved 1F1B when > 1)",
+         .flag = "--vp",
+         .help = "Virtual pipeline stages (interleaving)"},
+        count_field([](auto& s) { return &s.plan.vp; })),
+    row({.pointer = "/parallelism/micro_batch",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "1",
+         .meaning = "sequences per micro-batch per data-parallel rank",
+         .flag = "--micro-batch",
+         .help = "Sequences per micro-batch"},
+        count_field([](auto& s) { return &s.plan.micro_batch; })),
+    row({.pointer = "/parallelism/sequence_parallel",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`true`",
+         .meaning = "Megatron sequence parallelism (with tp > 1)"},
+        boolean_field([](auto& s) { return &s.plan.sequence_parallel; })),
+    row({.pointer = "/parallelism/zero",
+         .kind = SettingKind::stage,
+         .type = "integer 0-3",
+         .fallback = "1",
+         .meaning = "0: plain data parallelism; 1: distributed optimizer; 2: also sharded "
+                    "gradients; 3: also sharded parameters (FSDP), gathered per pass",
+         .flag = "--zero",
+         .help = "ZeRO stage (0-3)"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           const int zero = v.as_non_negative_int32();
+           if (zero > 3) v.fail("a ZeRO stage 0..3");
+           t.scenario.plan.zero = zero;
+         },
+         echo_of([](auto& s) { return &s.plan.zero; })}),
+    row({.pointer = "/parallelism/recompute",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "`selective`",
+         .meaning = "activation recomputation: `none`, `selective`, `full`",
+         .flag = "--recompute",
+         .help = "none, selective or full",
+         .choices = "none|selective|full"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           const std::string s = v.as_string();
+           t.scenario.plan.recompute = s == "none"   ? models::Recompute::none
+                                       : s == "full" ? models::Recompute::full
+                                                     : models::Recompute::selective;
+         },
+         [](const Scenario& s) -> json {
+           return std::string(models::to_string(s.plan.recompute));
+         }}),
+    row({.pointer = "/parallelism/tp_comm_overlap",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the software preset's (`true` by default)",
+         .meaning = "overlap TP communication with its GEMMs (needs sequence parallelism)"},
+        boolean_field([](auto& s) { return &s.plan.tp_comm_overlap; })),
+    row({.pointer = "/parallelism/dp_comm_overlap",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`true`",
+         .meaning = "overlap the gradient reduction with the backward pass"},
+        boolean_field([](auto& s) { return &s.plan.dp_comm_overlap; })),
+    row({.pointer = "/parallelism/param_gather_overlap",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`true`",
+         .meaning = "overlap ZeRO parameter all-gathers with the forward pass"},
+        boolean_field([](auto& s) { return &s.plan.param_gather_overlap; })),
+    row({.pointer = "/parallelism/bucket_size",
+         .kind = SettingKind::size,
+         .type = "size (string or number of bytes)",
+         .fallback = "the software preset's (80 MB by default; one bucket per layer for "
+                     "`llm-foundry` and the 2021-22 Megatron-LM presets)",
+         .meaning = "gradient bucket size"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.scenario.plan.bucket_bytes = v.as_bytes().count();
+         },
+         // One bucket per layer (0) is only ever the preset's, which the echo names.
+         [](const Scenario& s) -> json {
+           return s.plan.bucket_bytes > 0 ? json(s.plan.bucket_bytes) : json();
+         }}),
+    row({.pointer = "/parallelism/balanced_pipeline",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "allow layers not divisible by pp x vp: the first and last virtual stages "
+                    "(which also hold the embedding and the LM head) take fewer"},
+        boolean_field([](auto& s) { return &s.plan.balanced_pipeline; })),
+    row({.pointer = "/parallelism/order",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "`\"tp-cp-dp-pp\"`",
+         .meaning = "rank placement, innermost first: a permutation of `tp`, `cp`, `dp`, `pp` "
+                    "joined by `-`; an `ep` entry is accepted and ignored"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           const auto order = models::parse_order(v.as_string());
+           if (!order) v.fail("an order of tp, cp, dp and pp such as \"tp-cp-ep-dp-pp\"");
+           t.scenario.plan.order = *order;
+         },
+         [](const Scenario& s) -> json {
+           return models::Placement(s.plan, s.plan.gpus()).order_string();
+         }}),
+
+    // training
+    {.pointer = "/training",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "required",
+     .meaning = "[training configuration](#training)"},
+    row({.pointer = "/training/global_batch",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "required",
+         .meaning = "sequences per optimizer step",
+         .flag = "--global-batch",
+         .help = "Sequences per step",
+         .required = true},
+        count_field([](auto& s) { return &s.training.global_batch; })),
+    row({.pointer = "/training/task",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "`pretrain`",
+         .meaning = "`pretrain`, `sft` (fine-tuning on packed sequences), `lora` (base weights "
+                    "frozen)",
+         .flag = "--task",
+         .help = "pretrain, sft or lora",
+         .choices = "pretrain|sft|lora"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           const std::string task = v.as_string();
+           t.scenario.training.task = task == "sft"    ? models::TrainingTask::sft
+                                      : task == "lora" ? models::TrainingTask::lora
+                                                       : models::TrainingTask::pretrain;
+         },
+         [](const Scenario& s) -> json {
+           return std::string(models::to_string(s.training.task));
+         }}),
+    row({.pointer = "/training/precision",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "`bf16`",
+         .meaning = "math precision: `bf16`, `fp16`, `fp8`, `mxfp8`, `nvfp4` (`tf32` is "
+                    "rejected, and so is a precision the system's GPU has no tensor-core rate "
+                    "for, e.g. `fp8` on A100)",
+         .flag = "--precision",
+         .help = "bf16, fp16, fp8, mxfp8 or nvfp4"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           topologies::Precision& precision = t.scenario.training.precision;
+           if (!topologies::parse_precision(v.as_string(), precision) ||
+               precision == topologies::Precision::tf32) {
+             v.fail("one of bf16, fp16, fp8, mxfp8, nvfp4");
+           }
+           const topologies::GpuSpec* gpu =
+               topologies::find_gpu(topologies::find_system(t.scenario.system)->gpu);
+           if (gpu->peak_tflops(precision) <= 0)
+             v.fail(fmt::format("a precision the {} has tensor cores for", gpu->id));
+         },
+         [](const Scenario& s) -> json {
+           return std::string(topologies::to_string(s.training.precision));
+         }}),
+    row({.pointer = "/training/seq_len",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "the model's `seq_len`",
+         .meaning = "training sequence length (tokens)",
+         .flag = "--seq-len",
+         .help = "Training sequence length"},
+        {count_field([](auto& s) { return &s.training.seq_len; }).read,
+         [](const Scenario& s) -> json { return models::sequence_length(s.training, s.model); }}),
+    row({.pointer = "/training/lora_rank",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "16",
+         .meaning = "LoRA adapter rank (task `lora`)"},
+        count_field([](auto& s) { return &s.training.lora_rank; })),
+    row({.pointer = "/training/fp8_blockwise",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "FP8 with 1x128/128x128 block scaling (DeepSeek) instead of per-tensor "
+                    "scaling"},
+        boolean_field([](auto& s) { return &s.training.fp8_blockwise; })),
+    row({.pointer = "/training/causal",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`true`",
+         .meaning = "causal attention mask"},
+        boolean_field([](auto& s) { return &s.training.causal; })),
+    row({.pointer = "/training/attention_kernel",
+         .kind = SettingKind::choice,
+         .type = "`\"flash\"`, `\"unfused\"`, `\"flash2\"`, `\"flash3\"`, `\"flash_triton\"`, "
+                 "`\"cudnn\"`",
+         .fallback = "the software preset's (`\"cudnn\"` by default)",
+         .meaning = "`\"flash\"` keeps the preset's flash kernel (cuDNN's where the preset has "
+                    "none); `flash2`/`flash3`/`flash_triton`/`cudnn` name the library "
+                    "(FlashAttention-2, FlashAttention-3, the Triton FlashAttention of flash-attn "
+                    "1.x at 1/1.8 of FA2, cuDNN fused attention); flash-style attention, or the "
+                    "pre-2023 kernels that write the score matrix to HBM between two batched "
+                    "GEMMs (full score matrix even when causal; recomputed in backward under "
+                    "selective recomputation); `\"unfused\"` cannot be combined with cp > 1",
+         .choices = "flash|unfused|flash2|flash3|flash_triton|cudnn"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           // "flash" keeps the stack's flash kernel (cuDNN's where the stack had none).
+           const std::string k = v.as_string();
+           models::AttentionKernel& kernel = t.scenario.lowering.software.attention;
+           if (k == "unfused") kernel = models::AttentionKernel::unfused;
+           if (k == "flash" && kernel == models::AttentionKernel::unfused)
+             kernel = models::AttentionKernel::cudnn;
+           if (k == "flash2") kernel = models::AttentionKernel::flash2;
+           if (k == "flash3") kernel = models::AttentionKernel::flash3;
+           if (k == "flash_triton") kernel = models::AttentionKernel::flash_triton;
+           if (k == "cudnn") kernel = models::AttentionKernel::cudnn;
+           t.scenario.training.unfused_attention = kernel == models::AttentionKernel::unfused;
+         },
+         [](const Scenario& s) -> json {
+           return std::string(models::to_string(s.lowering.software.attention));
+         }}),
+    row({.pointer = "/training/tokens_to_train",
+         .kind = SettingKind::number,
+         .type = "positive number",
+         .fallback = "none",
+         .meaning = "tokens of the whole run; adds \"time to train\" (`time_to_train_days`) to "
+                    "the report"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.scenario.training.tokens_to_train = v.as_positive_number();
+         },
+         [](const Scenario& s) -> json {
+           return s.training.tokens_to_train > 0 ? json(s.training.tokens_to_train) : json();
+         }}),
+    row({.pointer = "/training/sft_document_tokens",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "256",
+         .meaning = "average document length inside packed SFT sequences (attention spans one "
+                    "document)"},
+        count_field([](auto& s) { return &s.lowering.sft_document_tokens; })),
+
+    // software: read into the choice, resolved to a preset by read_scenario
+    {.pointer = "/software",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "the `default` preset",
+     .meaning = "the [training software](#software): picks a documented stack preset"},
+    row({.pointer = "/software/framework",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "required",
+         .meaning = "a case-format framework name (`megatron-lm`, `megatron-core`, `nemo`, "
+                    "`megatron-bridge`, `llm-foundry`, ...) or a preset id",
+         .required = true},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.framework = v.as_string(); },
+         // The preset as resolved: a preset id reads back as itself.
+         [](const Scenario& s) -> json { return s.lowering.software.id; }}),
+    row({.pointer = "/software/version",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "none",
+         .meaning = "the framework's version as it numbers it (`24.07`, `r0.8.0`, `25.11`)"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.version = v.as_string(); },
+         nullptr}),
+    row({.pointer = "/software/released",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "none",
+         .meaning = "`YYYY-MM`: picks the newest preset of the framework not newer than it when "
+                    "the version has no preset"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.released = v.as_string(); },
+         nullptr}),
+    row({.pointer = "/software/moe_dispatcher",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "`alltoall` (NCCL all-to-all, Megatron-Core's alltoall dispatcher) or "
+                    "`deepep` (DeepEP's normal dispatch/combine kernels, Megatron-Core's flex "
+                    "dispatcher with the DeepEP backend): how expert-parallel tokens travel",
+         .choices = "alltoall|deepep"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.deepep = v.as_string() == "deepep";
+         },
+         [](const Scenario& s) -> json {
+           return s.lowering.software.deepep ? "deepep" : "alltoall";
+         }}),
+
+    // the calibration profile
+    row({.pointer = "/calibration",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "the system's built-in profile",
+         .meaning = "path of a [calibration profile](#5-calibration-profile-json), relative to "
+                    "the current directory",
+         .flag = "--calibration",
+         .help = "Calibration profile JSON"},
+        {[](const JsonValue& v, SettingTarget& t) { t.scenario.calibration = v.as_string(); },
+         [](const Scenario& s) -> json {
+           return s.calibration.empty() ? json() : json(s.calibration);
+         }}),
+
+    {.pointer = "/simulation",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[simulation options](#simulation)"},
+    {.pointer = "/scale",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "the [scaling study](#scale); read only by `fabricsim scale`, ignored by `run`"},
+    {.pointer = "/reliability",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[failure classes and recovery](#reliability); read by `fabricsim goodput`"},
+    {.pointer = "/checkpoint",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[checkpointing](#checkpoint); read by `fabricsim goodput`"},
+    {.pointer = "/storage",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[storage system and input pipeline](#storage); read by `fabricsim goodput`"},
+    {.pointer = "/stragglers",
+     .kind = SettingKind::object,
+     .type = "object",
+     .fallback = "",
+     .meaning = "[slow GPUs and nodes](#stragglers); turns on `simulation.full_ranks`"},
+    {.pointer = "/comment",
+     .kind = SettingKind::object,
+     .type = "any",
+     .fallback = "",
+     .meaning = "ignored"},
+
+    // simulation
+    row({.pointer = "/simulation/backend",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "`flow`",
+         .meaning = "`flow`: flows share links by max-min fairness on the real topology; "
+                    "`analytical`: each transfer timed alone, no contention",
+         .flag = "--backend",
+         .help = "flow or analytical",
+         .choices = "flow|analytical"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.scenario.simulation.backend =
+               v.as_string() == "flow" ? models::Backend::flow : models::Backend::analytical;
+         },
+         [](const Scenario& s) -> json {
+           return std::string(models::to_string(s.simulation.backend));
+         }}),
+    row({.pointer = "/simulation/full_ranks",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "simulate every GPU instead of one rank per pipeline stage (exact, slower; "
+                    "by default symmetric groups are launched together so that they still share "
+                    "the fabric)"},
+        boolean_field([](auto& s) { return &s.simulation.full_ranks; })),
+    row({.pointer = "/simulation/pp_all_instances",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "simulate the pipeline sends of every pipeline, not only one pipeline's"},
+        boolean_field([](auto& s) { return &s.simulation.pp_all_instances; })),
+    row({.pointer = "/simulation/collnet",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "let NCCL use InfiniBand SHARP like `NCCL_COLLNET_ENABLE=1` (CollNet "
+                    "Direct/Chain, and NVLS + SHARP across NVLink domains), off by default as in "
+                    "NCCL; an error on a fabric without in-network reduction "
+                    "(`system.fabric.collnet`)",
+         .flag = "--collnet",
+         .help = "Let NCCL use IB SHARP (CollNet, NCCL_COLLNET_ENABLE=1) where the fabric has "
+                 "it"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           Scenario& sc = t.scenario;
+           sc.simulation.collnet = v.as_bool();
+           if (sc.simulation.collnet && !(sc.cluster.scale_out && sc.cluster.scale_out->collnet)) {
+             v.fail_message(
+                 "this system's fabric has no in-network reduction (SHARP); see "
+                 "system.fabric.collnet");
+           }
+         },
+         echo_of([](auto& s) { return &s.simulation.collnet; })}),
+    row({.pointer = "/simulation/ignore_memory",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "`false`",
+         .meaning = "simulate plans that do not fit in GPU memory",
+         .flag = "--ignore-memory",
+         .help = "Simulate plans that do not fit in HBM"},
+        boolean_field([](auto& s) { return &s.ignore_memory; })),
+};
+
+}  // namespace
+
+std::vector<std::string> Setting::choice_list() const {
+  std::vector<std::string> out;
+  for (std::string_view rest = choices; !rest.empty();) {
+    const size_t bar = rest.find('|');
+    out.emplace_back(rest.substr(0, bar));
+    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+  }
+  return out;
+}
+
+std::span<const Setting> scenario_settings() {
+  return kSettings;
+}
+
+void read_settings(std::string_view section, sim::ObjectReader& object, SettingTarget& target) {
+  for (const Setting& s : kSettings) {
+    if (s.read == nullptr || s.section() != section) continue;
+    std::optional<JsonValue> value;
+    if (s.required) {
+      value = object.required(s.key());
+    } else {
+      value = object.optional(s.key());
+    }
+    if (!value) continue;
+    if (s.kind == SettingKind::choice) value->as_enum(s.choice_list());
+    s.read(*value, target);
+  }
+}
+
+json echo_settings(const Scenario& scenario) {
+  json doc = json::object();
+  for (const Setting& s : kSettings) {
+    if (s.echo == nullptr) continue;
+    json value = s.echo(scenario);
+    if (!value.is_null()) doc[json::json_pointer(std::string(s.pointer))] = std::move(value);
+  }
+  return doc;
+}
+
+std::string exact_bandwidth(double bytes_per_s) {
+  return fmt::format("{} B/s", bytes_per_s);  // the shortest text that reads back exactly
+}
+
+}  // namespace fabricsim::api

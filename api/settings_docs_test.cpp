@@ -1,0 +1,67 @@
+#include "api/settings_docs.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "api/scenario_settings.hpp"
+#include "sim/input_error.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::api;
+
+namespace {
+
+std::string formats_md() {
+  std::ifstream in(std::string(FABRICSIM_SOURCE_DIR) + "/docs/formats.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("docs/formats.md holds the settings tables the settings table generates",
+          "[settings][docs]") {
+  const std::string committed = formats_md();
+  if (with_settings_tables(committed, "docs/formats.md") != committed) {
+    FAIL(
+        "docs/formats.md differs from api/scenario_settings.cpp; regenerate it with "
+        "`build/tools/fabricsim/fabricsim docs settings --update docs/formats.md`");
+  }
+  for (const std::string& section : settings_sections()) {
+    INFO("section '" << section << "'");
+    CHECK_THAT(committed,
+               Catch::Contains("<!-- settings table " +
+                               (section.empty() ? std::string("/") : section) + " -->\n"));
+  }
+}
+
+TEST_CASE("a settings table has one row per setting of its section", "[settings][docs]") {
+  const std::string table = settings_table("/parallelism");
+  CHECK_THAT(table, Catch::StartsWith("| key | type | default | flag | meaning |\n"));
+  CHECK_THAT(table,
+             Catch::Contains("| `tp` | positive integer | 1 | `--tp` | tensor parallel size |\n"));
+  size_t rows = 0;
+  for (const Setting& s : scenario_settings())
+    rows += s.section() == "/parallelism";
+  CHECK(static_cast<size_t>(std::count(table.begin(), table.end(), '\n')) == rows + 2);
+  // No flag in the section: no flag column.
+  CHECK_THAT(settings_table("/system/nvlink"),
+             Catch::StartsWith("| key | type | default | meaning |\n"));
+}
+
+TEST_CASE("stale or unknown settings markers are replaced or rejected",
+          "[settings][docs][bad-input]") {
+  const std::string stale =
+      "intro\n<!-- settings table /simulation -->\n| old |\n<!-- end settings table -->\nafter\n";
+  CHECK(with_settings_tables(stale, "x.md") == "intro\n<!-- settings table /simulation -->\n" +
+                                                   settings_table("/simulation") +
+                                                   "<!-- end settings table -->\nafter\n");
+  for (const std::string bad : {"<!-- settings table /nothing -->\n<!-- end settings table -->\n",
+                                "<!-- settings table /training -->\n| open |\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(with_settings_tables(bad, "x.md"), sim::InputError);
+  }
+}
