@@ -136,6 +136,23 @@ double PrecisionRecipe::bytes_per_element(TensorRole role, Producer producer,
   return bytes;
 }
 
+double PrecisionRecipe::gathered_bytes() const {
+  switch (scaling) {
+    case ScalingRecipe::none:
+      return kHigh;
+    case ScalingRecipe::delayed:
+    case ScalingRecipe::current:
+      return kFp8;
+    case ScalingRecipe::blockwise:
+      return copy_bytes(kFp8, kFp32Scale, kTile);
+    case ScalingRecipe::mxfp8:
+      return copy_bytes(kFp8, 1.0, kMxBlock);
+    case ScalingRecipe::nvfp4:
+      return copy_bytes(kFp4, 1.0, kNvBlock);
+  }
+  return kHigh;
+}
+
 double PrecisionRecipe::scale_update_bytes(int tensors) const {
   if (scaling != ScalingRecipe::delayed) return 0;
   // Read and write every tensor's FP32 amax history once (TE

@@ -57,6 +57,20 @@ struct PrecisionRecipe {
   /// The kernels that quantize one GEMM input, in issue order. `columnwise`: a second, transposed
   /// copy is needed too (a weight-gradient GEMM consumes it; not for frozen LoRA bases).
   std::vector<QuantKernel> quantize(TensorRole role, Producer producer, bool columnwise) const;
+  /// Per-tensor scales (delayed, current): the columnwise copy is the exact transpose of the
+  /// rowwise one, so it can be made after a gather; block scales do not transpose.
+  bool transposes() const {
+    return scaling == ScalingRecipe::delayed || scaling == ScalingRecipe::current;
+  }
+  /// Whether a tensor quantized on a sequence shard needs the amax of the whole tensor first: one
+  /// scale shared by the shards (current scaling; NVFP4's FP32 tensor scale), so TE all-reduces
+  /// the shard's amax over the TP group (with_amax_reduction) before the scale and the cast.
+  bool reduces_amax() const {
+    return scaling == ScalingRecipe::current || scaling == ScalingRecipe::nvfp4;
+  }
+  /// Bytes per element of the quantized copy a tensor-parallel all-gather moves (TE gathers
+  /// quantized inputs in their low precision, with their block scales).
+  double gathered_bytes() const;
   /// Bytes moved per element by quantize() (the sum over its kernels).
   double bytes_per_element(TensorRole role, Producer producer, bool columnwise) const;
   /// Bytes of the once-per-pass scale update for `tensors` quantized tensors (delayed scaling's

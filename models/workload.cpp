@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "models/compute_model.hpp"
 #include "models/precision_recipe.hpp"
@@ -15,6 +16,7 @@ using topologies::Precision;
 
 constexpr double kActivationBytes = 2.0;        // bf16 activations and activation gradients
 constexpr double kWeightTensorsPerLayer = 4.0;  // QKV, projection, FC1, FC2 (see weight casts)
+constexpr double kAmaxBytes = 8.0;  // the amaxes a quantizer all-reduces (FP32; NVFP4 has two)
 
 /// Per-rank shapes of one layer under the plan.
 struct Shapes {
@@ -292,6 +294,43 @@ struct LayerEmitter {
     quantize(b, TensorRole::gradient, Producer::standalone, elements);
   }
 
+  /// A GEMM input that a sequence-parallel TP all-gather collects.
+  struct GatheredInput {
+    TensorRole role;
+    Producer producer;
+  };
+  bool gathers() const { return s.tp > 1 && s.sp; }
+  /// Transformer Engine quantizes the local sequence shard and all-gathers the quantized copy
+  /// (gather_along_first_dim routes FP8, blockwise, MXFP8 and NVFP4 tensors to low-precision
+  /// all-gathers). Per-tensor scales transpose exactly: the columnwise copy is a transpose of the
+  /// gathered FP8 tensor. Block scales do not: both copies are quantized on the shard, and the
+  /// backward gathers the columnwise one.
+  void quantize_gathered(ProgramBuilder& b, GatheredInput in, double elements) const {
+    if (!quantized) return;
+    if (!gathers()) {
+      quantize(b, in.role, in.producer, elements);
+      return;
+    }
+    const double shard = elements / s.tp;
+    const bool columnwise = !lora;
+    bool reduced = !recipe.reduces_amax();
+    for (const QuantKernel& k :
+         recipe.quantize(in.role, in.producer, columnwise && !recipe.transposes())) {
+      // The shards' amaxes (one FP32 each; NVFP4 two, coalesced) are all-reduced over TP after
+      // the amax pass (or the norm that computed it) and before the scale and the cast.
+      if (!reduced && !std::string_view(k.name).starts_with("fp8_amax")) {
+        b.comm(GroupKind::tp, CollectiveOp::all_reduce, kAmaxBytes);
+        reduced = true;
+      }
+      b.memory(k.name, k.bytes_per_element * shard + k.fixed_bytes);
+    }
+    if (columnwise && recipe.transposes()) b.memory("fp8_transpose", 2.0 * elements);
+    b.count_quantized();
+  }
+  /// Bytes per element a TP all-gather of a GEMM input moves: its quantized copy in a quantized
+  /// layer, else BF16.
+  double gather_bytes() const { return quantized ? recipe.gathered_bytes() : kActivationBytes; }
+
   void tp_gather(ProgramBuilder& b, double elements) const {
     if (s.tp > 1 && s.sp)
       b.comm(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes);
@@ -321,14 +360,16 @@ struct LayerEmitter {
   double sm_contention(int sms) const { return models::sm_contention(profile, gpu, sms); }
 
   /// A GEMM fed by a TP all-gather of `elements` (the forward of column-parallel layers, the
-  /// data-gradient of row-parallel ones).
+  /// data-gradient of row-parallel ones), the input quantized before the gather.
   template <class Gemm>
-  void gathered_gemm(ProgramBuilder& b, double elements, Gemm gemm) const {
+  void gathered_gemm(ProgramBuilder& b, double elements, GatheredInput in, Gemm gemm) const {
+    quantize_gathered(b, in, elements);
+    const double bytes = elements * gather_bytes();
     if (overlap_tp()) {
-      b.overlapped(GroupKind::tp, CollectiveOp::all_gather, elements * kActivationBytes,
-                   sm_contention(kRingExchangeSms), [&] { b.split(s.tp, gemm); });
+      b.overlapped(GroupKind::tp, CollectiveOp::all_gather, bytes, sm_contention(kRingExchangeSms),
+                   [&] { b.split(s.tp, gemm); });
     } else {
-      tp_gather(b, elements);
+      if (gathers()) b.comm(GroupKind::tp, CollectiveOp::all_gather, bytes);
       gemm();
     }
   }
@@ -361,11 +402,13 @@ struct LayerEmitter {
       body();  // without sequence parallelism the gradient is already whole
       return;
     }
+    // The backward regathers the forward's quantized input for the weight gradient.
+    const double bytes =
+        elements * (op == CollectiveOp::all_gather ? gather_bytes() : kActivationBytes);
     if (overlap_tp()) {
-      b.overlapped(GroupKind::tp, actual, elements * kActivationBytes, sm_contention(kBulkSms),
-                   body);
+      b.overlapped(GroupKind::tp, actual, bytes, sm_contention(kBulkSms), body);
     } else {
-      b.comm(GroupKind::tp, actual, elements * kActivationBytes);
+      b.comm(GroupKind::tp, actual, bytes);
       body();
     }
   }
@@ -431,11 +474,11 @@ struct LayerEmitter {
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("norm", 4.0 * Tn * h);
-    gathered_gemm(b, T * h, [&] {
+    // Megatron-Core's MLA: the down projections read a separate norm's output; the up
+    // projections are LayerNormLinears over the latent (q_layernorm, kv_layernorm).
+    const Producer qkv_input = model.mla ? Producer::standalone : Producer::fused;
+    gathered_gemm(b, T * h, {TensorRole::activation, qkv_input}, [&] {
       if (model.mla) {
-        // Megatron-Core's MLA: the down projections read a separate norm's output; the up
-        // projections are LayerNormLinears over the latent (q_layernorm, kv_layernorm).
-        quantize_activation(b, Producer::standalone, T * h);
         const MlaConfig& a = *model.mla;
         const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
         if (a.q_lora_rank > 0) {
@@ -449,7 +492,6 @@ struct LayerEmitter {
         quantize_activation(b, Producer::fused, T * a.kv_lora_rank);
         b.gemm("kv_up", lin(), T, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
       } else {
-        quantize_activation(b, Producer::fused, T * h);
         b.gemm("qkv", lin(), T, qkv_out, h);
       }
     });
@@ -476,10 +518,8 @@ struct LayerEmitter {
       return;
     }
     if (!backward) {
-      gathered_gemm(b, T * h, [&] {
-        quantize_activation(b, Producer::fused, T * h);
-        b.gemm("fc1", lin(), T, gate * s.ffn, h);
-      });
+      gathered_gemm(b, T * h, {TensorRole::activation, Producer::fused},
+                    [&] { b.gemm("fc1", lin(), T, gate * s.ffn, h); });
       b.memory("act", (s.gated ? 6.0 : 4.0) * T * s.ffn);
       reduced_gemm(b, T * h, [&] {
         // Megatron-Core's activation is its own kernel, not TE's: fc2 quantizes a BF16 tensor.
@@ -489,10 +529,8 @@ struct LayerEmitter {
       return;
     }
     // Backward of fc2 (row-parallel): the output gradient is gathered into dgrad.
-    gathered_gemm(b, T * h, [&] {
-      quantize_gradient(b, T * h);
-      b.gemm("fc2_dgrad", lin(), T, s.ffn, h);
-    });
+    gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
+                  [&] { b.gemm("fc2_dgrad", lin(), T, s.ffn, h); });
     if (!lora) b.gemm("fc2_wgrad", lin(), s.ffn, h, T);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * T * s.ffn);
     // fc1 (column-parallel): the sequence-sharded input is gathered again during dgrad, and the
@@ -605,10 +643,8 @@ struct LayerEmitter {
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
-    gathered_gemm(b, T * h, [&] {
-      quantize_gradient(b, T * h);
-      b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h);
-    });
+    gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
+                  [&] { b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h); });
     if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
     attention_core(b, true);
     b.memory("rope_bwd", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);

@@ -517,6 +517,13 @@ TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", 
     CHECK(fwd == Approx(L * per * T * (3 * h + f)));
     CHECK(bwd == Approx(L * per * bwd_elements));
   }
+  SECTION("LoRA (frozen base): no transposed copies, so the norms' FP8 outputs cost nothing") {
+    c.training.task = TrainingTask::lora;
+    const auto [fwd, bwd] = passes(build(c));
+    const double update = 2 * 4 * 1024 * tensors;
+    CHECK(fwd == Approx(L * (3 * T * h + 3 * T * f) + update));
+    CHECK(bwd == Approx(L * 3 * bwd_elements + update));
+  }
   SECTION("weights are cast once per step: 4 bytes each, one kernel per weight tensor") {
     const Workload w = build(c);
     const double weights = L * (4 * h * h + 3 * h * f);
@@ -525,6 +532,82 @@ TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", 
     CHECK(op_class_seconds(w, 0).optimizer ==
           Approx(w.stages[0].optimizer_seconds - w.stages[0].weight_quantize_seconds));
   }
+}
+
+TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in low precision",
+          "[workload]") {
+  // llama2-7b at TP4 with sequence parallelism, current scaling (Megatron-Bridge): T = 4096
+  // gathered rows, shards of T / 4; h = 4096, local FFN 2752, local q heads 8 (proj input 1024,
+  // qkv output (8 + 2 x 8) x 128 = 3072).
+  Case c = make_case("llama2-7b", 4, 1, 2, 8);
+  c.plan.sequence_parallel = true;
+  c.plan.tp_comm_overlap = false;  // no SM contention: each op's work is its bytes
+  c.training.precision = Precision::fp8;
+  const SoftwareStack& mb = *find_software("megatron-bridge-25.09");
+  const Workload w = build_with(c, mb, h100());
+  const ComputeProfile p = default_compute_profile(h100());
+  const double T = 4096, h = 4096, f = 2752, L = 32, tensors = 4 * L, scale = 12;
+  const ChunkWork& chunk = w.stages[0].chunks[0];
+  // Forward: qkv and fc1 inputs (norm outputs, gathered): scale + rowwise cast on the shard, the
+  // transpose on the gathered tensor; proj and fc2 inputs (local): amax + scale + cast+transpose.
+  const double gathered_norm = 3 * T * h / 4 + 2 * T * h;
+  CHECK(quantize_bytes(chunk.forward, h100(), p) ==
+        Approx(L * (2 * gathered_norm + 6 * T * 1024 + 6 * T * f) + tensors * scale));
+  // Backward: the fc2 and proj output gradients are gathered (amax + scale + rowwise cast on
+  // the shard, transpose after), fc1's and qkv's are local.
+  const double gathered_grad = 5 * T * h / 4 + 2 * T * h;
+  CHECK(quantize_bytes(chunk.backward, h100(), p) ==
+        Approx(L * (2 * gathered_grad + 6 * T * 2 * f + 6 * T * 3072) + tensors * scale));
+  // Every TP all-gather of a layer carries FP8 (1 byte per element) where BF16 carries 2 (2 per
+  // layer forward, 4 backward with the regathers for the weight gradients); the LM head's and the
+  // embedding's gathers and the reduce-scatters of the GEMM outputs stay BF16.
+  Case bf = c;
+  bf.training.precision = Precision::bf16;
+  const Workload wb = build_with(bf, mb, h100());
+  for (const auto pass : {&ChunkWork::forward, &ChunkWork::backward}) {
+    const PassProgram& q = chunk.*pass;
+    const PassProgram& r = wb.stages[0].chunks[0].*pass;
+    std::vector<double> fp8, bf16;
+    auto collect = [](const PassProgram& prog, CollectiveOp op, std::vector<double>& out) {
+      for (const WorkOp& o : prog.ops)
+        if (is_collective(o) && o.group == GroupKind::tp && o.op == op) out.push_back(o.bytes);
+    };
+    collect(q, CollectiveOp::all_gather, fp8);
+    collect(r, CollectiveOp::all_gather, bf16);
+    REQUIRE(fp8.size() == bf16.size());
+    const size_t layer_gathers = pass == &ChunkWork::forward ? 2 * 32 : 4 * 32;
+    REQUIRE(fp8.size() == layer_gathers + 1);
+    for (size_t i = 0; i < layer_gathers; ++i)
+      CHECK(fp8[i] == 0.5 * bf16[i]);
+    CHECK(fp8.back() == bf16.back());
+    fp8.clear();
+    bf16.clear();
+    collect(q, CollectiveOp::reduce_scatter, fp8);
+    collect(r, CollectiveOp::reduce_scatter, bf16);
+    CHECK(fp8 == bf16);
+  }
+  // Current scaling shares one scale across the shards: each gathered input all-reduces its
+  // shard's amax over TP first (qkv and fc1 forward; fc2 and proj output gradients backward).
+  auto amax_reductions = [](const PassProgram& prog) {
+    return count_ops(prog, [](const WorkOp& o) {
+      return is_collective(o) && o.group == GroupKind::tp && o.op == CollectiveOp::all_reduce &&
+             o.bytes < 16;
+    });
+  };
+  CHECK(amax_reductions(chunk.forward) == 2 * 32);
+  CHECK(amax_reductions(chunk.backward) == 2 * 32);
+  CHECK(amax_reductions(build(c).stages[0].chunks[0].forward) == 0);  // delayed: none
+  // Blockwise gathers its 1x128 FP8 copy with one FP32 scale per tile.
+  c.training.fp8_blockwise = true;
+  const Workload wbw = build_with(c, mb, h100());
+  CHECK(amax_reductions(wbw.stages[0].chunks[0].forward) == 0);  // local block scales
+  for (const WorkOp& o : wbw.stages[0].chunks[0].forward.ops) {
+    if (is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes < 2 * T * h)
+      CHECK(o.bytes == Approx(T * h * (1 + 4.0 / 128)));
+  }
+  CHECK(count_ops(wbw.stages[0].chunks[0].forward, [&](const WorkOp& o) {
+          return is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes < 2 * T * h;
+        }) == 2 * 32);
 }
 
 TEST_CASE("fp8_blockwise changes the step; the recipe's cost shows in fp8_overhead_s",
