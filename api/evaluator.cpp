@@ -221,14 +221,17 @@ TrainingMetrics training_metrics(const Scenario& s, const models::Workload& work
   const double gpus = s.gpus;
   m.tokens_per_s = workload.tokens_per_step / m.step_time_s;
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
-  m.model_tflops_per_gpu = workload.model_flops / m.step_time_s / gpus * 1e-12;
+  // As the framework reports it: some count causal attention as half the score matrix.
+  const double model_flops =
+      workload.model_flops -
+      (s.lowering.software.causal_flops ? 0.5 * workload.model_attention_flops : 0.0);
+  m.model_tflops_per_gpu = model_flops / m.step_time_s / gpus * 1e-12;
   const int seq = models::sequence_length(s.training, s.model);
   const int span = s.training.task == models::TrainingTask::sft
                        ? std::min(seq, s.lowering.sft_document_tokens)
                        : seq;
-  m.hw_tflops_per_gpu =
-      (workload.model_flops + recompute_flops(s.model, s.plan, s.training, span)) / m.step_time_s /
-      gpus * 1e-12;
+  m.hw_tflops_per_gpu = (model_flops + recompute_flops(s.model, s.plan, s.training, span)) /
+                        m.step_time_s / gpus * 1e-12;
   m.peak_tflops = gpu.peak_tflops(s.training.precision);
   if (m.peak_tflops > 0) {
     m.mfu = m.model_tflops_per_gpu / m.peak_tflops;

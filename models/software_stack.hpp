@@ -55,7 +55,10 @@ struct SoftwareStack {
   double nvfp4_bf16_first = 2.0 / 62.0;
   double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
-  bool documented = true;   ///< false for the fallback default
+  /// The framework reports model FLOPs (TFLOP/s per GPU, MFU) counting causal attention, half
+  /// the score matrix, instead of Megatron's full-attention convention.
+  bool causal_flops = false;
+  bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };
 

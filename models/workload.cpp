@@ -992,6 +992,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const FlopsPerToken f = flops_per_token(model);
   const double attention = f.attention_scores * s.attention_span / model.seq_len;
   w.model_flops = (f.dense_matmul + attention) * (lora ? 2.0 : 3.0) * w.tokens_per_step;
+  w.model_attention_flops = attention * (lora ? 2.0 : 3.0) * w.tokens_per_step;
   return w;
 }
 

@@ -114,6 +114,9 @@ struct Workload {
   /// the model FLOPs of the Megatron convention (3 x forward, full attention, no recomputation).
   double executed_flops = 0;
   double model_flops = 0;
+  /// The part of model_flops that is attention scores (QK^T and AV): conventions that count
+  /// causal attention take half of it (SoftwareStack::causal_flops).
+  double model_attention_flops = 0;
   /// Bytes of one gradient element in the data-parallel reduction and of a parameter gathered.
   double grad_bytes = 2;
   double param_bytes = 2;

@@ -1,0 +1,39 @@
+// Model FLOPs as the framework reports them (SoftwareStack::causal_flops).
+
+#include <catch2/catch.hpp>
+
+#include "api/evaluator.hpp"
+#include "models/transformer.hpp"
+#include "sim/json_reader.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::api;
+
+TEST_CASE("a framework that counts causal attention reports fewer model FLOPs, same tokens",
+          "[metrics]") {
+  nlohmann::json doc = default_scenario_json();
+  doc["simulation"]["backend"] = "analytical";
+  Scenario s = read_scenario(sim::JsonDocument(doc, "test").root());
+  const Evaluator cluster(s);
+  const PreparedPlan p = cluster.prepare(s);
+  const StepEvaluation e = cluster.evaluate(p, Fidelity::analytical);
+  REQUIRE(e.step);
+  // The attention part of the model FLOPs, in closed form: 3 x (QK^T + AV) per token of the
+  // full score matrix, 4 x seq x heads x head_dim per layer and token forward.
+  const models::TransformerConfig& m = s.model;
+  const double seq = 8192;
+  const double head_dim = m.head_dim > 0 ? m.head_dim : double(m.hidden) / m.heads;
+  const double per_token = 3.0 * 4.0 * seq * m.heads * head_dim * m.layers;
+  CHECK(p.workload.model_attention_flops == Approx(per_token * p.workload.tokens_per_step));
+
+  Scenario causal = s;
+  causal.lowering.software.causal_flops = true;
+  const TrainingMetrics full = training_metrics(s, p.workload, *e.step, cluster.system().gpu);
+  const TrainingMetrics half = training_metrics(causal, p.workload, *e.step, cluster.system().gpu);
+  const double expected =
+      (p.workload.model_flops - 0.5 * p.workload.model_attention_flops) / p.workload.model_flops;
+  CHECK(half.model_tflops_per_gpu / full.model_tflops_per_gpu == Approx(expected));
+  CHECK(half.mfu / full.mfu == Approx(expected));
+  CHECK(half.tokens_per_s_per_gpu == full.tokens_per_s_per_gpu);
+  CHECK(expected < 1.0);
+}
