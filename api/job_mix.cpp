@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/scenario_settings.hpp"
 #include "sim/input_error.hpp"
 
 namespace fabricsim::api {
@@ -50,12 +51,10 @@ Scenario read_job(const sim::JsonValue& job, const JobMix& mix, std::string& nam
   }
   sc.source = mix.source;
   sc.calibration = mix.cluster.calibration;
-  sc.simulation.backend = mix.cluster.simulation.backend;
-  sc.simulation.routing = mix.cluster.simulation.routing;
-  sc.simulation.collnet = mix.cluster.simulation.collnet;
+  sc.simulation = mix.cluster.simulation;
   // Every pipeline's sends load the fabric, not one pipeline's: other jobs see all of them.
   sc.simulation.pp_all_instances = true;
-  sc.ignore_memory = false;
+  sc.ignore_memory = false;  // a job that does not fit is reported, not simulated
   return sc;
 }
 
@@ -71,23 +70,22 @@ JobMix read_job_mix(const sim::JsonValue& root) {
   if (auto c = top.optional("calibration")) mix.cluster.calibration = c->as_string();
   if (auto s = top.optional("simulation")) {
     sim::ObjectReader r = s->as_object();
-    if (auto b = r.optional("backend")) {
-      mix.cluster.simulation.backend = b->as_enum({"flow", "analytical"}) == "flow"
-                                           ? models::Backend::flow
-                                           : models::Backend::analytical;
-    }
     if (auto v = r.optional("steps")) {
       mix.steps = v->as_positive_int32();
       if (mix.steps > 100) v->fail("at most 100 steps per job");
     }
-    if (auto v = r.optional("collnet")) {
-      mix.cluster.simulation.collnet = v->as_bool();
-      const auto& so = mix.cluster.cluster.scale_out;
-      if (mix.cluster.simulation.collnet && !(so && so->collnet)) {
-        v->fail_message(
-            "this system's fabric has no in-network reduction (SHARP); see system.fabric.collnet");
+    // Jobs that do not fit are reported, not simulated, and every job's pipeline sends load
+    // the fabric: these two have no choice here.
+    for (const char* fixed : {"ignore_memory", "pp_all_instances"}) {
+      if (r.has(fixed)) {
+        r.required(fixed).fail_message(
+            "not a setting of a jobs file (jobs that do not fit are reported unsimulated; every "
+            "pipeline's sends are simulated)");
       }
     }
+    // The scenario's own simulation settings (backend, collnet, ...), for the whole cluster.
+    SettingTarget target{mix.cluster, {}};
+    read_settings("/simulation", r, target);
     r.finish();
   }
   if (auto p = top.optional("placement")) {

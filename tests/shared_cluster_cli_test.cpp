@@ -151,6 +151,14 @@ TEST_CASE("cli: bad jobs files name the job and the key", "[cli][shared][bad-inp
   CHECK_THAT(input_error(doc), Catch::Contains("/jobs") && Catch::Contains("at least one job"));
 
   doc = two_jobs();
+  doc["simulation"]["ignore_memory"] = true;
+  CHECK_THAT(input_error(doc), Catch::Contains("/simulation/ignore_memory"));
+
+  doc = two_jobs();
+  doc["simulation"]["backend"] = "fast";
+  CHECK_THAT(input_error(doc), Catch::Contains("/simulation/backend"));
+
+  doc = two_jobs();
   doc["simulation"]["steps"] = 0;
   CHECK_THAT(input_error(doc), Catch::Contains("/simulation/steps"));
 
