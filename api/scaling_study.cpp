@@ -225,7 +225,8 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
         row.global_batch = mode == ScalingMode::weak
                                ? static_cast<int>(std::min<int64_t>(weak_batch, INT32_MAX))
                                : strong_batch;
-        row.batch_tokens = static_cast<double>(row.global_batch) * given.training.seq_len;
+        row.batch_tokens = static_cast<double>(row.global_batch) *
+                           models::sequence_length(given.training, given.model);
         auto emit = [&](ScalingRow r) {
           on_row(r);
           rows.push_back(std::move(r));

@@ -138,6 +138,13 @@ TEST_CASE("cli: scale warns when weak scaling passes the largest published batch
   REQUIRE(j["warnings"].size() == 1);
   CHECK_THAT(j["warnings"][0].get<std::string>(),
              Catch::Contains("from 16 GPUs the global batch (4096 sequences, 33.6M tokens)"));
+  // A scenario that leaves the sequence length to the model (Llama 3 8B: 8,192) counts the same
+  // tokens.
+  const nlohmann::json model_seq =
+      scale_json({"--set", "/model/layers=2", "--set", "/training/seq_len=null", "--global-batch",
+                  "2048", "--gpu-counts", "8,16", "--mode", "weak", "--systems", "dgx-h100"});
+  CHECK(model_seq["rows"][1]["batch_above_published"] == true);
+  CHECK(model_seq["warnings"] == j["warnings"]);
   const nlohmann::json small =
       scale_json({"--gpu-counts", "8,16", "--mode", "weak", "--systems", "dgx-h100"});
   CHECK_FALSE(small.contains("warnings"));
