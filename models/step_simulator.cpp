@@ -1223,11 +1223,9 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
                        nominal.efficiency});
     });
   }
-  std::optional<StepResult> done;
-  job.start_step([&] { done = job.step_result(); });
+  job.start_step(nullptr);
   simulation.run();
-  if (!done) job.step_result();  // throws: which rank did not finish
-  StepResult result = std::move(*done);
+  StepResult result = job.step_result();  // throws when a rank did not finish (a deadlock)
   result.events = simulation.events_executed();
   result.flows_by_group = job.flows_by_group();
   result.trace = std::move(trace);
