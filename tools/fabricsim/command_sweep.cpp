@@ -211,8 +211,11 @@ class SweepCommand final : public Command {
 
   /// A rank above 0 evaluates its share of the points rank 0 sent and sends each row back.
   int run_rank(const SweepRanks& ranks, std::ostream& err) const {
+    // Rank 0 could not set the sweep up and reports why itself. End quietly and successfully:
+    // a non-zero exit here would make mpirun kill rank 0 before its message is out; the job's
+    // status is rank 0's.
     const std::optional<std::string> setup = ranks.broadcast(std::nullopt);
-    if (!setup) return 2;
+    if (!setup) return 0;
     try {
       const nlohmann::json doc = nlohmann::json::parse(*setup);
       const api::SweepSpec spec =
