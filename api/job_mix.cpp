@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/plan_search.hpp"
 #include "api/scenario_settings.hpp"
 #include "sim/input_error.hpp"
 
@@ -138,7 +139,7 @@ JobMixReport run_job_mix(const JobMix& mix, models::PlacementPolicy policy) {
     out.name = mix.jobs[k].name;
     out.gpus = mix.jobs[k].scenario.gpus;
     out.allocation = report.placement.jobs[k];
-    out.plan = plan_to_json(mix.jobs[k].scenario.plan);
+    out.plan = mix.jobs[k].scenario.plan;
     if (out.allocation.placed()) {
       Scenario s = mix.jobs[k].scenario;
       s.simulation.gpus = out.allocation.gpus;
@@ -188,14 +189,6 @@ nlohmann::json metrics_json(const StepEvaluation& e) {
           {"mfu", e.metrics.mfu}};
 }
 
-std::string plan_text(const nlohmann::json& p) {
-  std::string out =
-      fmt::format("TP{} PP{} DP{}", p["tp"].get<int>(), p["pp"].get<int>(), p["dp"].get<int>());
-  if (p["cp"].get<int>() > 1) out += fmt::format(" CP{}", p["cp"].get<int>());
-  if (p["ep"].get<int>() > 1) out += fmt::format(" EP{}", p["ep"].get<int>());
-  return out;
-}
-
 /// Mean and largest slowdown over the jobs that ran together.
 std::pair<double, double> slowdowns(const JobMixReport& r) {
   double sum = 0, worst = 0;
@@ -221,7 +214,7 @@ nlohmann::json job_mix_to_json(const JobMixReport& r) {
   for (const JobOutcome& j : r.jobs) {
     nlohmann::json o = {{"name", j.name},
                         {"gpus", j.gpus},
-                        {"parallelism", j.plan},
+                        {"parallelism", plan_to_json(j.plan)},
                         {"placed", j.allocation.placed()},
                         {"servers", j.allocation.servers},
                         {"domains", j.allocation.domains},
@@ -266,10 +259,10 @@ std::string job_mix_to_text(const JobMixReport& r) {
       "shared cluster: {} x {} GPUs, placement {}, {} backend, {} step(s) per job counted\n",
       r.system, r.gpus, models::to_string(r.policy), models::to_string(backend_of(r.fidelity)),
       r.steps);
-  out += fmt::format("{:<16} {:>6} {:<18} {:>7} {:>6} {:>9} {:>10} {:>10} {:>8}\n", "job", "gpus",
+  out += fmt::format("{:<16} {:>6} {:<34} {:>7} {:>6} {:>9} {:>10} {:>10} {:>8}\n", "job", "gpus",
                      "plan", "servers", "leaves", "alone s", "together s", "tok/s/GPU", "slowdown");
   for (const JobOutcome& j : r.jobs) {
-    out += fmt::format("{:<16} {:>6} {:<18} ", j.name, j.gpus, plan_text(j.plan));
+    out += fmt::format("{:<16} {:>6} {:<34} ", j.name, j.gpus, plan_label(j.plan));
     if (!j.allocation.placed()) {
       out += "not placed: " + j.allocation.reason + "\n";
       continue;

@@ -44,7 +44,7 @@ struct JobOutcome {
   std::string name;
   int gpus = 0;
   models::JobAllocation allocation;
-  nlohmann::json plan;                   ///< the job's parallelism (api::plan_to_json)
+  models::ParallelPlan plan;
   std::optional<Infeasible> infeasible;  ///< placed, but its plan does not divide or fit
   std::optional<StepEvaluation> alone;   ///< on its GPUs with the rest of the cluster empty
   std::optional<StepEvaluation> together;

@@ -199,7 +199,7 @@ class Communicator {
   const Placement& placement_;
   const std::vector<uint32_t>& gpus_;
   CollectiveRunner* runner_;
-  std::array<uint64_t, 6> flows_{};  ///< transfers launched per GroupKind
+  std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
   struct KeyHash {
     size_t operator()(const std::tuple<int, int, double, int>& k) const {
       const auto [kind, op, bytes, rank] = k;
@@ -1337,13 +1337,17 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
     const topologies::Topology& t = *system.topology;
     const std::vector<sim::LinkCapacity>& caps = cache->capacities();
     for (size_t l = 0; l < network->link_bytes().size(); ++l) {
+      // Most resources of a large fabric carry nothing or one job: count before allocating.
+      if (network->link_bytes()[l] <= 0) continue;
+      const auto carried = std::count_if(runs.begin(), runs.end(),
+                                         [l](const auto& run) { return run->link_bytes(l) > 0; });
+      if (carried < 2) continue;
       SharedLink shared;
       for (size_t k = 0; k < runs.size(); ++k) {
         const double bytes = runs[k]->link_bytes(l);
         shared.job_bytes.push_back(bytes);
         if (bytes > 0) shared.jobs.push_back(static_cast<int>(k));
       }
-      if (shared.jobs.size() < 2) continue;
       const auto id = static_cast<topologies::LinkId>(l);
       const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
       shared.use = {t.resource_name(id), std::string(topologies::to_string(t.resource_kind(id))),

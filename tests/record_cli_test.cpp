@@ -8,20 +8,10 @@
 #include "tests/scratch_dir.hpp"
 
 using fabricsim::testing::CliResult;
+using fabricsim::testing::json_of;
 using fabricsim::testing::lines_of;
 using fabricsim::testing::run_fabricsim;
 using fabricsim::testing::ScratchDir;
-
-namespace {
-
-nlohmann::json json_of(const std::vector<std::string>& args) {
-  const CliResult r = run_fabricsim(args);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(r.out);
-}
-
-}  // namespace
 
 TEST_CASE("cli: run records its base and overrides, flags first, in order", "[cli][record]") {
   const std::vector<std::string> args = {"run",

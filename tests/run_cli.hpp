@@ -1,6 +1,8 @@
 #pragma once
 // Runs the fabricsim CLI in-process, as `fabricsim <args...>` would, capturing both streams.
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +27,14 @@ inline CliResult run_fabricsim(const std::vector<std::string>& args) {
   r.out = out.str();
   r.err = err.str();
   return r;
+}
+
+/// Runs the CLI, requires exit 0 (stderr shown otherwise) and parses its standard output as JSON.
+inline nlohmann::json json_of(const std::vector<std::string>& args) {
+  const CliResult r = run_fabricsim(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
 }
 
 /// The lines of `text` (without their '\n').

@@ -7,6 +7,7 @@
 #include "tests/scratch_dir.hpp"
 
 using fabricsim::testing::CliResult;
+using fabricsim::testing::json_of;
 using fabricsim::testing::run_fabricsim;
 using fabricsim::testing::ScratchDir;
 
@@ -35,13 +36,6 @@ nlohmann::json two_jobs() {
     ]})");
 }
 
-nlohmann::json run_json(const std::vector<std::string>& args) {
-  const CliResult r = run_fabricsim(args);
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(r.out);
-}
-
 /// Runs `doc` and returns the failure's stderr (exit code 2 required).
 std::string input_error(const nlohmann::json& doc, std::vector<std::string> extra = {}) {
   const ScratchDir dir("shared-cluster-bad");
@@ -58,7 +52,7 @@ std::string input_error(const nlohmann::json& doc, std::vector<std::string> extr
 TEST_CASE("cli: jobs packed on their own leaf groups run as alone", "[cli][shared]") {
   const ScratchDir dir("shared-cluster");
   const std::string file = dir.write("jobs.json", two_jobs().dump());
-  const nlohmann::json j = run_json({"run", file, "--json"});
+  const nlohmann::json j = json_of({"run", file, "--json"});
   CHECK(j["placement"] == "packed");
   REQUIRE(j["jobs"].size() == 2);
   for (const auto& job : j["jobs"]) {
@@ -74,7 +68,7 @@ TEST_CASE("cli: jobs packed on their own leaf groups run as alone", "[cli][share
 TEST_CASE("cli: spread jobs share uplinks and slow each other", "[cli][shared]") {
   const ScratchDir dir("shared-cluster");
   const std::string file = dir.write("jobs.json", two_jobs().dump());
-  const nlohmann::json j = run_json({"run", file, "--placement", "spread", "--json"});
+  const nlohmann::json j = json_of({"run", file, "--placement", "spread", "--json"});
   CHECK(j["placement"] == "spread");
   for (const auto& job : j["jobs"]) {
     CHECK(job["leaf_groups"] == 2);
@@ -86,7 +80,7 @@ TEST_CASE("cli: spread jobs share uplinks and slow each other", "[cli][shared]")
   CHECK(j["tokens_per_s_together"].get<double>() < j["tokens_per_s_alone"].get<double>());
 
   // The comparison has one row per policy, each the policy's own report.
-  const nlohmann::json c = run_json({"run", file, "--compare-placements", "--json"});
+  const nlohmann::json c = json_of({"run", file, "--compare-placements", "--json"});
   REQUIRE(c["comparison"].size() == 3);
   CHECK(c["comparison"][0]["placement"] == "packed");
   CHECK(c["comparison"][0]["max_slowdown"] == 1.0);
