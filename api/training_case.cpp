@@ -1,6 +1,9 @@
 #include "api/training_case.hpp"
 
 #include <algorithm>
+#include <cctype>
+
+#include "models/model_presets.hpp"
 
 namespace fabricsim::api {
 
@@ -57,6 +60,25 @@ CasePlanSizes case_plan_sizes(const calibration::Case& c) {
   return s;
 }
 
+namespace {
+
+/// The preset named as the case names its model (lower case, spaces as '-': "GPT-OSS 120B" is
+/// gpt-oss-120b) whose layers, hidden size, heads and KV heads are the case's; nullptr otherwise.
+const models::TransformerConfig* matching_preset(const calibration::CaseModel& m) {
+  std::string name = m.name;
+  for (char& ch : name) {
+    ch = ch == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  const models::TransformerConfig* p = models::find_model(name);
+  if (p == nullptr || p->mla || p->layers != m.layers || p->hidden != m.hidden ||
+      p->heads != m.heads || p->kv_heads != m.kv_heads.value_or(m.heads)) {
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
   const calibration::CaseParallelism& p = *c.parallelism;
@@ -73,6 +95,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   // is the gated SwiGLU of Llama-style models (ffn ~ 8h/3).
   const int ffn = m.ffn.value_or(4 * m.hidden);
   model["mlp"] = ffn == 4 * m.hidden ? "gelu" : "swiglu";
+  // What the case format does not carry (the head width where it is not hidden / heads, the
+  // MLP's gate) comes from the model preset of the same name, when its dimensions agree.
+  if (const models::TransformerConfig* preset = matching_preset(m)) {
+    model["head_dim"] = preset->head_dim;
+    model["mlp"] = models::mlp_kind_name(preset->mlp);
+  }
   if (m.mla) {
     // MLA has no separate key/value heads: every query head has its own compressed k/v.
     model["kv_heads"] = m.heads;

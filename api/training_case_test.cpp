@@ -78,6 +78,27 @@ TEST_CASE("an MoE/MLA case keeps its experts and latent-attention dims", "[valid
   CHECK(s.plan.ep == 64);
 }
 
+TEST_CASE("a case takes the head width and gate of the model preset of its name", "[validate]") {
+  calibration::Case c = moe_case();
+  c.model->name = "GPT-OSS 120B";
+  c.model->mla.reset();
+  c.model->attention = "gqa";
+  c.model->layers = 36;
+  c.model->hidden = 2880;
+  c.model->ffn = 2880;
+  c.model->heads = 64;
+  c.model->kv_heads = 8;
+  const Scenario s = read(training_case_scenario(c));
+  // 64 heads of 64, not 2880 / 64 = 45; the quick-GELU gate, not SwiGLU.
+  CHECK(s.model.head_dim == 64);
+  CHECK(s.model.mlp == models::MlpKind::quick_geglu);
+  // Another shape under the same name is not that model: the width defaults stand.
+  c.model->kv_heads = 4;
+  const Scenario other = read(training_case_scenario(c));
+  CHECK(other.model.head_dim == 45);
+  CHECK(other.model.mlp == models::MlpKind::swiglu);
+}
+
 TEST_CASE("a case whose layers do not divide into the stages gives the ends fewer", "[validate]") {
   const Scenario s = read(training_case_scenario(moe_case()));
   const std::vector<int> per = models::layers_per_virtual_stage(s.plan, s.model.layers);

@@ -133,7 +133,7 @@ std::vector<SoftwareStack> make_presets() {
     s.nvfp4_bf16_first = 0;
     s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
-    s.causal_flops = true;
+    s.flop_count = FlopCount::megatron_bridge;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
@@ -145,10 +145,11 @@ std::vector<SoftwareStack> make_presets() {
                {"Transformer Engine CUDA graphs over the attention part of each layer "
                 "(cuda_graph_impl transformer_engine, scope attn)",
                 "Megatron-Bridge scripts/performance recipes 25.09"},
-               {"reported TFLOP/s per GPU count causal attention: the core-attention term of "
-                "each layer's FLOPs takes seq/2",
+               {"reported TFLOP/s per GPU count Megatron-Bridge's closed form: causal attention "
+                "(seq/2), kv_channels x heads projections, routed top-k and shared experts, MLA, "
+                "the padded vocabulary, a 3/2 gate only for SiLU, no router",
                 "Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py "
-                "(attn_layer_flops: hidden + hidden x groups/heads + core_seq/2)"},
+                "transformer_flops() at v0.2.0 (7af9601c)"},
                kAlltoall,
                {"the DeepSeek-V3 recipes switch MoE dispatch to the flex dispatcher with DeepEP; "
                 "a framework-level preset keeps the default alltoall dispatcher",

@@ -25,6 +25,11 @@ enum class CudaGraphs : uint8_t { none, attention, full };
 const char* to_string(CudaGraphs g);
 
 enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, megatron_fsdp };
+
+/// How the framework counts the model FLOPs it reports (TFLOP/s per GPU, MFU): the GEMMs of the
+/// model with attention over the full score matrix (Narayanan et al.'s convention, Megatron-LM
+/// and NeMo through 24.07), or Megatron-Bridge's closed form (models/megatron_bridge_flops).
+enum class FlopCount : uint8_t { megatron_lm, megatron_bridge };
 const char* to_string(FsdpImpl f);
 
 struct SoftwareFact {
@@ -55,9 +60,7 @@ struct SoftwareStack {
   double nvfp4_bf16_first = 2.0 / 62.0;
   double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
-  /// The framework reports model FLOPs (TFLOP/s per GPU, MFU) counting causal attention, half
-  /// the score matrix, instead of Megatron's full-attention convention.
-  bool causal_flops = false;
+  FlopCount flop_count = FlopCount::megatron_lm;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };

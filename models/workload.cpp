@@ -219,7 +219,7 @@ LayerParams layer_params(const TransformerConfig& m, const Shapes& s, int layer,
     attention = h * (m.heads + 2.0 * m.kv_heads) * d / t + m.heads * d * h / t;
   }
   const double norms = 2 * h;
-  const double gated = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+  const double gated = is_gated(m.mlp) ? 3.0 : 2.0;
   p.dense = attention + norms;
   p.linear = attention;
   if (m.moe && is_moe_layer(m, layer)) {
@@ -776,7 +776,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   s.cp = plan.cp;
   s.ep = plan.ep;
   s.sp = plan.sequence_parallel && plan.tp > 1;
-  s.gated = model.mlp == MlpKind::swiglu;
+  s.gated = is_gated(model.mlp);
   s.tokens = static_cast<double>(plan.micro_batch) * model.seq_len / plan.cp;
   s.norm_tokens = s.sp ? s.tokens / plan.tp : s.tokens;
   s.moe_tokens = plan.tp > 1 ? s.tokens / plan.tp : s.tokens;
