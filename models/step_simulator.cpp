@@ -241,10 +241,12 @@ struct PassCost {
   PartTimes parts{};
 };
 
-/// The collective a pass started in a slot (comm_start) and whether it has finished.
+/// The collective a pass started in a slot (comm_start): whether it has finished and when
+/// (known at the start on the analytical backend, at its completion on the flow backend).
 struct Slot {
   bool done = false;
   GroupKind kind = GroupKind::tp;
+  Time end;
 };
 
 /// A collective of a rank's passes and its uncontended time.
@@ -278,9 +280,6 @@ struct RankRun {
   std::vector<Input> fwd, bwd;
   /// [chunk][bucket]: parameters gathered (ZeRO with overlapped gathers).
   std::vector<std::vector<char>> params_ready;
-  /// [chunk][bucket]: when the gather finishes, for the analytical backend (known in advance:
-  /// the gathers run alone on the data-parallel stream at the start of the step).
-  std::vector<std::vector<Time>> params_ready_at;
   bool gathering = false;          ///< this step's forwards wait for parameter gathers
   std::vector<int> first_forward;  ///< per chunk, index of its first forward task
   std::vector<int> last_backward;  ///< per chunk, index of its last backward task
@@ -297,13 +296,18 @@ struct RankRun {
   bool dp_busy = false;
   // Interpreter state of the running pass.
   const PassProgram* program = nullptr;
+  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, overlapped backward)
   size_t op = 0;
   Time task_start;
+  /// How far the pass has run: ahead of the simulation's clock while it runs ops whose end is
+  /// known (compute; on the analytical backend every op); the clock catches up before an op
+  /// that depends on other ranks or on the network.
+  Time cursor;
   std::vector<Slot> slots;
   int waiting_slot = -1;
   Time wait_start;
   bool reduced = false;  ///< gradients of a non-overlapped step have been launched
-  /// Analytical backend: memoized pass costs and op durations, [chunk * 3 + program variant].
+  /// Memoized pass costs (analytical backend) and op durations, [program_index].
   std::vector<std::optional<PassCost>> memo;
   std::vector<std::vector<Time>> op_times;
   std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
@@ -332,9 +336,6 @@ struct Engine {
   };
   std::map<std::tuple<int, uint32_t, int>, Barrier> barriers;
   std::map<std::pair<int, int>, int> sequence;  ///< (rank, kind) -> collectives issued
-  /// run_static's slot completion times (reused between passes), of the walk and of its plain
-  /// twin.
-  std::vector<std::pair<Time, GroupKind>> slot_end, plain_slot_end;
   Time step_start;   ///< when this step began (later steps of a shared cluster)
   size_t ended = 0;  ///< ranks that have finished the step
   Callback on_end;   ///< runs when the last rank has finished (may be empty)
@@ -412,140 +413,198 @@ struct Engine {
         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
     r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
+    r.program_index = t.chunk * 3 + variant;
     r.running = true;
     r.op = 0;
     r.slots.clear();
     r.waiting_slot = -1;
-    r.task_start = sim.now();
+    r.task_start = r.cursor = sim.now();
     if (fsdp()) {
       // Every pass gathers its parameters again, one bucket ahead of the compute.
       r.params_ready[t.chunk].assign(c.buckets.size(), 0);
       r.pass_gathers.assign(c.buckets.size(), 0);
     }
-    // The static fast path cannot see the data-parallel stream that ZeRO-3's gathers queue on.
-    if (comm.flow() || fsdp()) {
-      advance(r);
+    // On the analytical backend a pass that neither waits for parameters nor reduces gradients
+    // costs the same every time: it is interpreted once per rank and program, then replayed.
+    const bool memoizable = !comm.flow() && trace == nullptr && !gated(r) && !reducing(r);
+    std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.program_index)];
+    if (memoizable && memo) {
+      for (size_t p = 0; p < kParts; ++p)
+        r.parts[p] += memo->parts[p];
+      r.cursor += memo->duration;
+      end_pass(r);
+      return;
+    }
+    const PartTimes before = r.parts;
+    if (!interpret(r)) return;
+    if (memoizable) {
+      // Nothing in such a pass waits for the clock, so it ran to its end just now.
+      PassCost cost{r.cursor - r.task_start, {}};
+      for (size_t p = 0; p < kParts; ++p)
+        cost.parts[p] = r.parts[p] - before[p];
+      memo = cost;
+    }
+    end_pass(r);
+  }
+
+  /// The pass's ops have run: it ends at its cursor.
+  void end_pass(RankRun& r) {
+    if (r.cursor > sim.now()) {
+      sim.schedule_at(r.cursor, [this, &r] { finish_task(r); });
     } else {
-      run_static(r, t.chunk * 3 + variant);
+      finish_task(r);
     }
   }
 
-  /// Analytical backend: the pass's duration in one step, with the same arithmetic the flow
-  /// interpreter uses when nothing contends. A pass that neither waits for parameters nor
-  /// reduces gradients costs the same every time: its cost is computed once per rank.
-  void run_static(RankRun& r, int memo_index) {
-    const bool waits = gated(r) || reducing(r);
-    std::optional<PassCost>& memo = r.memo[static_cast<size_t>(memo_index)];
-    PassCost fresh;
-    if (trace != nullptr) {
-      fresh = walk_static(r, memo_index, nullptr);
-    } else if (waits) {
-      // The plain cost comes out of the same walk, for the passes of this program that wait for
-      // nothing.
-      PassCost plain;
-      fresh = walk_static(r, memo_index, memo ? nullptr : &plain);
-      if (!memo) memo = plain;
-    } else if (!memo) {
-      memo = walk_static(r, memo_index, nullptr);
-    }
-    const PassCost& cost = trace == nullptr && !waits ? *memo : fresh;
-    for (size_t p = 0; p < kParts; ++p)
-      r.parts[p] += cost.parts[p];
-    sim.schedule_at(r.task_start + cost.duration, [this, &r] { finish_task(r); });
+  /// Continues the running pass after a wait, at the simulation's clock.
+  void resume(RankRun& r) {
+    r.cursor = sim.now();
+    if (interpret(r)) end_pass(r);
   }
 
-  /// A walk's cursor: the time reached, what it was booked to, and when started collectives end.
-  struct Timeline {
-    Time t;
-    PassCost cost;
-    std::vector<std::pair<Time, GroupKind>>* slot_end;
+  /// Lets the clock catch up with the pass before an op that needs it: true when it already has
+  /// (go on), false when the pass resumes later.
+  bool caught_up(RankRun& r) {
+    if (r.cursor <= sim.now()) return true;
+    sim.schedule_at(r.cursor, [this, &r] { resume(r); });
+    return false;
+  }
 
-    void advance(Part part, Time d) {
-      cost.parts[part] += d;
-      t += d;
-    }
-    void start_slot(int slot, Time d, GroupKind kind) {
-      if (slot_end->size() <= static_cast<size_t>(slot)) {
-        slot_end->resize(static_cast<size_t>(slot) + 1);
-      }
-      (*slot_end)[static_cast<size_t>(slot)] = {t + d, kind};
-    }
-    void wait_slot(int slot) {
-      const auto [end, kind] = (*slot_end)[static_cast<size_t>(slot)];
-      if (end > t) advance(exposed_part(kind), end - t);
-    }
-    void wait_until(Time at) {
-      if (at > t) advance(kDp, at - t);
-    }
-  };
-
-  /// One walk of the running pass's program from now, booking its parts into the result (and
-  /// scheduling the gradient reductions of its completed buckets). With `plain`, also the cost
-  /// of the same program waiting for neither parameters nor reductions.
-  PassCost walk_static(RankRun& r, int memo_index, PassCost* plain) {
-    const Time start = sim.now();
-    Timeline now{start, {}, &slot_end};
-    Timeline other{start, {}, &plain_slot_end};
-    const bool gate = gated(r);
-    const bool reduce = reducing(r);
-    const std::vector<Time>& durations = op_durations(r, memo_index);
-    for (size_t i = 0; i < r.program->ops.size(); ++i) {
-      const WorkOp& op = r.program->ops[i];
-      const Time d = durations[i];
+  /// The interpreter of pass programs, for both backends: runs the running pass's ops from
+  /// `r.op` on, booking each to its part. An op whose end is known when it starts (compute; on
+  /// the analytical backend collectives too) moves the cursor; any other one waits for the clock
+  /// and then for its event. Returns true when the pass's last op has run (the pass ends at
+  /// `r.cursor`), false when it waits.
+  bool interpret(RankRun& r) {
+    const auto& ops = r.program->ops;
+    const std::vector<Time>& durations = op_durations(r);
+    const bool flow = comm.flow();
+    while (r.op < ops.size()) {
+      const WorkOp& op = ops[r.op];
+      const Time d = durations[r.op];
       switch (op.kind) {
         case WorkOp::Kind::compute:
-          record(r, "compute", op.name, now.t, now.t + d);
-          now.advance(kCompute, d);
-          if (plain) other.advance(kCompute, d);
-          break;
-        case WorkOp::Kind::comm:
-          record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
-          now.advance(exposed_part(op.group), d);
-          if (plain) other.advance(exposed_part(op.group), d);
-          break;
-        case WorkOp::Kind::comm_start:
-          record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
-          now.start_slot(op.slot, d, op.group);
-          if (plain) other.start_slot(op.slot, d, op.group);
-          break;
-        case WorkOp::Kind::comm_wait:
-          now.wait_slot(op.slot);
-          if (plain) other.wait_slot(op.slot);
-          break;
+          record(r, "compute", op.name, r.cursor, r.cursor + d);
+          r.parts[kCompute] += d;
+          r.cursor += d;
+          ++r.op;
+          continue;
+        case WorkOp::Kind::comm: {
+          if (!flow) {
+            record(
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
+            r.parts[exposed_part(op.group)] += d;
+            r.cursor += d;
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
+          ++r.op;
+          const Time start = sim.now();
+          const GroupKind kind = op.group;
+          const CollectiveOp cop = op.op;
+          collective(r, op, [this, &r, start, kind, cop] {
+            record(
+                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            r.parts[exposed_part(kind)] += sim.now() - start;
+            resume(r);
+          });
+          return false;
+        }
+        case WorkOp::Kind::comm_start: {
+          const size_t slot = static_cast<size_t>(op.slot);
+          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
+          if (!flow) {
+            record(
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
+            r.slots[slot] = {true, op.group, r.cursor + d};
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
+          ++r.op;
+          const Time start = sim.now();
+          const GroupKind kind = op.group;
+          const CollectiveOp cop = op.op;
+          r.slots[slot] = {false, op.group, Time::zero()};
+          collective(r, op, [this, &r, slot, start, kind, cop] {
+            record(
+                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            r.slots[slot].done = true;
+            r.slots[slot].end = sim.now();
+            if (r.waiting_slot == static_cast<int>(slot)) {
+              r.waiting_slot = -1;
+              r.parts[exposed_part(r.slots[slot].kind)] += sim.now() - r.wait_start;
+              resume(r);
+            }
+          });
+          continue;
+        }
+        case WorkOp::Kind::comm_wait: {
+          const Slot& s = r.slots[static_cast<size_t>(op.slot)];
+          if (s.done) {
+            if (s.end > r.cursor) {
+              r.parts[exposed_part(s.kind)] += s.end - r.cursor;
+              r.cursor = s.end;
+            }
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
+          ++r.op;
+          r.waiting_slot = op.slot;
+          r.wait_start = sim.now();
+          return false;
+        }
         case WorkOp::Kind::param_gate: {
-          if (!gate) break;
-          const Time ready_at = r.params_ready_at[task(r).chunk][op.slot];
-          record(r, "compute", "wait params", now.t, ready_at);
-          now.wait_until(ready_at);
-          break;
+          if (!gated(r)) {
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
+          ++r.op;
+          const int chunk = task(r).chunk;
+          if (fsdp()) {
+            const bool forward = task(r).forward;
+            const int buckets = static_cast<int>(r.pass_gathers.size());
+            issue_pass_gather(r, chunk, op.slot);
+            const int next = forward ? op.slot - 1 : op.slot + 1;
+            if (next >= 0 && next < buckets) issue_pass_gather(r, chunk, next);
+          }
+          if (r.params_ready[chunk][op.slot]) continue;
+          r.waiting_gate_chunk = chunk;
+          r.waiting_gate_bucket = op.slot;
+          r.wait_start = sim.now();
+          return false;
         }
         case WorkOp::Kind::bucket_ready: {
-          if (!reduce) break;
+          ++r.op;
+          if (!reducing(r)) continue;
           const int chunk = task(r).chunk;
           const int bucket = op.slot;
-          ++r.pending_dp;  // held until the launch, so the optimizer cannot start early
-          sim.schedule_at(now.t, [this, &r, chunk, bucket] {
+          if (r.cursor <= sim.now()) {
+            reduce_bucket(r, chunk, bucket);
+            continue;
+          }
+          // The reduction is launched when the clock reaches the cursor; the pass goes on. Held
+          // until then, so that the optimizer cannot start early.
+          ++r.pending_dp;
+          sim.schedule_at(r.cursor, [this, &r, chunk, bucket] {
             --r.pending_dp;
             reduce_bucket(r, chunk, bucket);
           });
-          break;
+          continue;
         }
       }
     }
-    now.cost.duration = now.t - start;
-    if (plain) {
-      other.cost.duration = other.t - start;
-      *plain = other.cost;
-    }
-    return now.cost;
+    return true;
   }
 
-  /// The uncontended duration of every op of the running pass's program (compute, and the
-  /// collectives it waits for or starts; zero for the rest), resolved once per rank.
-  const std::vector<Time>& op_durations(RankRun& r, int memo_index) {
-    std::vector<Time>& d = r.op_times[static_cast<size_t>(memo_index)];
+  /// The uncontended duration of every op of the running pass's program (compute, and on the
+  /// analytical backend the collectives it waits for or starts; zero for the rest), resolved
+  /// once per rank and program.
+  const std::vector<Time>& op_durations(RankRun& r) {
+    std::vector<Time>& d = r.op_times[static_cast<size_t>(r.program_index)];
     if (!d.empty() || r.program->ops.empty()) return d;
     d.reserve(r.program->ops.size());
     for (const WorkOp& op : r.program->ops) {
@@ -555,8 +614,12 @@ struct Engine {
           break;
         case WorkOp::Kind::comm:
         case WorkOp::Kind::comm_start:
-          d.push_back(op.moe.tokens > 0 ? comm.moe_time(r.rank, op.moe)
-                                        : rank_collective_time(r, op.group, op.op, op.bytes));
+          if (comm.flow()) {
+            d.push_back(Time::zero());  // timed by the network
+          } else {
+            d.push_back(op.moe.tokens > 0 ? comm.moe_time(r.rank, op.moe)
+                                          : rank_collective_time(r, op.group, op.op, op.bytes));
+          }
           break;
         default:
           d.push_back(Time::zero());
@@ -574,87 +637,6 @@ struct Engine {
     const Time t = comm.collective_time(r.rank, kind, op, bytes);
     r.resolved.push_back({kind, op, bytes, t});
     return t;
-  }
-
-  /// Flow backend (and ZeRO-3): runs the pass's ops as events, from op `r.op` on.
-  void advance(RankRun& r) {
-    const auto& ops = r.program->ops;
-    while (r.op < ops.size()) {
-      const WorkOp& op = ops[r.op];
-      switch (op.kind) {
-        case WorkOp::Kind::compute: {
-          ++r.op;
-          const Time d = seconds(op.seconds * r.compute_scale);
-          record(r, "compute", op.name, sim.now(), sim.now() + d);
-          r.parts[kCompute] += d;
-          sim.schedule_in(d, [this, &r] { advance(r); });
-          return;
-        }
-        case WorkOp::Kind::comm: {
-          ++r.op;
-          const Time start = sim.now();
-          const GroupKind kind = op.group;
-          const CollectiveOp cop = op.op;
-          collective(r, op, [this, &r, start, kind, cop] {
-            record(
-                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
-            r.parts[exposed_part(kind)] += sim.now() - start;
-            advance(r);
-          });
-          return;
-        }
-        case WorkOp::Kind::comm_start: {
-          ++r.op;
-          const size_t slot = static_cast<size_t>(op.slot);
-          const Time start = sim.now();
-          const GroupKind kind = op.group;
-          const CollectiveOp cop = op.op;
-          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
-          r.slots[slot] = {false, op.group};
-          collective(r, op, [this, &r, slot, start, kind, cop] {
-            record(
-                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
-            r.slots[slot].done = true;
-            if (r.waiting_slot == static_cast<int>(slot)) {
-              r.waiting_slot = -1;
-              r.parts[exposed_part(r.slots[slot].kind)] += sim.now() - r.wait_start;
-              advance(r);
-            }
-          });
-          continue;
-        }
-        case WorkOp::Kind::comm_wait: {
-          ++r.op;
-          if (r.slots[static_cast<size_t>(op.slot)].done) continue;
-          r.waiting_slot = op.slot;
-          r.wait_start = sim.now();
-          return;
-        }
-        case WorkOp::Kind::param_gate: {
-          ++r.op;
-          if (!gated(r)) continue;
-          const int chunk = task(r).chunk;
-          if (fsdp()) {
-            const bool forward = task(r).forward;
-            const int buckets = static_cast<int>(r.pass_gathers.size());
-            issue_pass_gather(r, chunk, op.slot);
-            const int next = forward ? op.slot - 1 : op.slot + 1;
-            if (next >= 0 && next < buckets) issue_pass_gather(r, chunk, next);
-          }
-          if (r.params_ready[chunk][op.slot]) continue;
-          r.waiting_gate_chunk = chunk;
-          r.waiting_gate_bucket = op.slot;
-          r.wait_start = sim.now();
-          return;
-        }
-        case WorkOp::Kind::bucket_ready: {
-          ++r.op;
-          if (reducing(r)) reduce_bucket(r, task(r).chunk, op.slot);
-          continue;
-        }
-      }
-    }
-    finish_task(r);
   }
 
   /// ZeRO-3 / FSDP: parameters live sharded and are gathered for every pass; gradients are
@@ -713,7 +695,7 @@ struct Engine {
       r.waiting_gate_chunk = r.waiting_gate_bucket = -1;
       record(r, "compute", "wait params", r.wait_start, sim.now());
       r.parts[kDp] += sim.now() - r.wait_start;
-      advance(r);
+      resume(r);
     } else if (!r.running) {
       try_start(r);
     }
@@ -912,16 +894,11 @@ struct Engine {
   void gather_parameters(RankRun& r, Callback all_done) {
     auto remaining = std::make_shared<int>(0);
     auto finish = std::make_shared<Callback>(std::move(all_done));
-    Time expected = sim.now();  // completion times for the analytical backend
     for (size_t c = 0; c < r.work->chunks.size(); ++c) {
       const ChunkWork& chunk = r.work->chunks[c];
       for (size_t b = chunk.buckets.size(); b-- > 0;) {
         const auto parts =
             bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes);
-        for (const auto& [kind, bytes] : parts) {
-          expected += comm.collective_time(r.rank, kind, CollectiveOp::all_gather, bytes);
-        }
-        r.params_ready_at[c][b] = expected;
         if (parts.empty()) {
           r.params_ready[c][b] = 1;
           continue;
@@ -948,7 +925,6 @@ struct Engine {
     for (size_t c = 0; c < r.params_ready.size(); ++c) {
       const size_t buckets = r.work->chunks[c].buckets.size();
       r.params_ready[c].assign(buckets, r.gathering ? 0 : 1);
-      r.params_ready_at[c].assign(buckets, Time::zero());
     }
     if (r.gathering) gather_parameters(r, nullptr);
     try_start(r);
@@ -969,7 +945,6 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   run->fwd.assign(m * vp, Input{});
   run->bwd.assign(m * vp, Input{});
   run->params_ready.assign(vp, {});
-  run->params_ready_at.assign(vp, {});
   run->last_backward.assign(vp, -1);
   run->first_forward.assign(vp, -1);
   run->memo.assign(3 * vp, std::nullopt);
@@ -1090,8 +1065,6 @@ class JobRun {
                                                           options_,
                                                           {},
                                                           trace_,
-                                                          {},
-                                                          {},
                                                           {},
                                                           {},
                                                           simulation_.now(),
