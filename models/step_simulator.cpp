@@ -307,12 +307,14 @@ struct RankRun {
   int waiting_slot = -1;
   Time wait_start;
   bool reduced = false;  ///< gradients of a non-overlapped step have been launched
-  /// Memoized pass costs (analytical backend) and op durations, [program_index].
+  /// The running pass is learning its program's cost (memo), from these parts at its start;
+  /// its waits for parameters, which the cost leaves out.
+  bool learning = false;
+  PartTimes pass_start_parts{};
+  Time gate_wait;
+  /// Memoized pass costs (analytical backend), [program_index].
   std::vector<std::optional<PassCost>> memo;
-  std::vector<std::vector<Time>> op_times;
   std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
-  /// Whether a wake-up at the next task's input arrival is scheduled.
-  bool wake_pending = false;
   /// The same (tp, cp, dp) rank in the next and the previous pipeline stage (itself at pp = 1).
   RankRun* downstream = nullptr;
   RankRun* upstream = nullptr;
@@ -336,9 +338,11 @@ struct Engine {
   };
   std::map<std::tuple<int, uint32_t, int>, Barrier> barriers;
   std::map<std::pair<int, int>, int> sequence;  ///< (rank, kind) -> collectives issued
-  Time step_start;   ///< when this step began (later steps of a shared cluster)
-  size_t ended = 0;  ///< ranks that have finished the step
-  Callback on_end;   ///< runs when the last rank has finished (may be empty)
+  Time step_start;                 ///< when this step began (later steps of a shared cluster)
+  size_t ended = 0;                ///< ranks that have finished the step
+  Callback on_end;                 ///< runs when the last rank has finished (may be empty)
+  std::deque<RankRun*> finishing;  ///< passes that have ended, in the order they ended
+  bool draining = false;           ///< end_pass is finishing queued passes
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -405,7 +409,7 @@ struct Engine {
 
   // ---- the pass interpreter -------------------------------------------------------------
 
-  void start_task(RankRun& r) {
+  void start_task(RankRun& r, Time start) {
     const PipelineTask& t = task(r);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const bool overlapped_backward =
@@ -418,7 +422,7 @@ struct Engine {
     r.op = 0;
     r.slots.clear();
     r.waiting_slot = -1;
-    r.task_start = r.cursor = sim.now();
+    r.task_start = r.cursor = start;
     if (fsdp()) {
       // Every pass gathers its parameters again, one bucket ahead of the compute.
       r.params_ready[t.chunk].assign(c.buckets.size(), 0);
@@ -426,34 +430,49 @@ struct Engine {
     }
     // On the analytical backend a pass that neither waits for parameters nor reduces gradients
     // costs the same every time: it is interpreted once per rank and program, then replayed.
-    const bool memoizable = !comm.flow() && trace == nullptr && !gated(r) && !reducing(r);
-    std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.program_index)];
-    if (memoizable && memo) {
+    // A first forward that waits for ZeRO's overlapped gathers costs the same plus its waits.
+    const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reducing(r);
+    const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.program_index)];
+    if (replayable && memo && !gated(r)) {
       for (size_t p = 0; p < kParts; ++p)
         r.parts[p] += memo->parts[p];
       r.cursor += memo->duration;
       end_pass(r);
       return;
     }
-    const PartTimes before = r.parts;
-    if (!interpret(r)) return;
-    if (memoizable) {
-      // Nothing in such a pass waits for the clock, so it ran to its end just now.
-      PassCost cost{r.cursor - r.task_start, {}};
-      for (size_t p = 0; p < kParts; ++p)
-        cost.parts[p] = r.parts[p] - before[p];
-      memo = cost;
-    }
-    end_pass(r);
+    r.learning = replayable && !memo;
+    r.pass_start_parts = r.parts;
+    r.gate_wait = Time::zero();
+    if (interpret(r)) end_pass(r);
   }
 
-  /// The pass's ops have run: it ends at its cursor.
+  /// The pass's ops have run: it ends at its cursor. On the analytical backend it finishes
+  /// there and then, ahead of the clock: what it hands on (its output's arrival at the next
+  /// stage, the rank's next start) is known without waiting for it. The flow backend's send
+  /// starts flows, so it waits for the clock. Finishing passes queue, so that a pipeline does
+  /// not recurse through every task.
   void end_pass(RankRun& r) {
-    if (r.cursor > sim.now()) {
-      sim.schedule_at(r.cursor, [this, &r] { finish_task(r); });
-    } else {
-      finish_task(r);
+    if (r.learning) {
+      r.learning = false;
+      PassCost cost{r.cursor - r.task_start - r.gate_wait, {}};
+      for (size_t p = 0; p < kParts; ++p)
+        cost.parts[p] = r.parts[p] - r.pass_start_parts[p];
+      cost.parts[kDp] -= r.gate_wait;
+      r.memo[static_cast<size_t>(r.program_index)] = cost;
     }
+    if (comm.flow() && r.cursor > sim.now()) {
+      sim.schedule_at(r.cursor, [this, &r] { finish_task(r); });
+      return;
+    }
+    finishing.push_back(&r);
+    if (draining) return;
+    draining = true;
+    while (!finishing.empty()) {
+      RankRun* next = finishing.front();
+      finishing.pop_front();
+      finish_task(*next);
+    }
+    draining = false;
   }
 
   /// Continues the running pass after a wait, at the simulation's clock.
@@ -477,20 +496,21 @@ struct Engine {
   /// `r.cursor`), false when it waits.
   bool interpret(RankRun& r) {
     const auto& ops = r.program->ops;
-    const std::vector<Time>& durations = op_durations(r);
     const bool flow = comm.flow();
     while (r.op < ops.size()) {
       const WorkOp& op = ops[r.op];
-      const Time d = durations[r.op];
       switch (op.kind) {
-        case WorkOp::Kind::compute:
+        case WorkOp::Kind::compute: {
+          const Time d = known_duration(r, op);
           record(r, "compute", op.name, r.cursor, r.cursor + d);
           r.parts[kCompute] += d;
           r.cursor += d;
           ++r.op;
           continue;
+        }
         case WorkOp::Kind::comm: {
           if (!flow) {
+            const Time d = known_duration(r, op);
             record(
                 r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
             r.parts[exposed_part(op.group)] += d;
@@ -515,6 +535,7 @@ struct Engine {
           const size_t slot = static_cast<size_t>(op.slot);
           if (r.slots.size() <= slot) r.slots.resize(slot + 1);
           if (!flow) {
+            const Time d = known_duration(r, op);
             record(
                 r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
             r.slots[slot] = {true, op.group, r.cursor + d};
@@ -600,32 +621,12 @@ struct Engine {
     return true;
   }
 
-  /// The uncontended duration of every op of the running pass's program (compute, and on the
-  /// analytical backend the collectives it waits for or starts; zero for the rest), resolved
-  /// once per rank and program.
-  const std::vector<Time>& op_durations(RankRun& r) {
-    std::vector<Time>& d = r.op_times[static_cast<size_t>(r.program_index)];
-    if (!d.empty() || r.program->ops.empty()) return d;
-    d.reserve(r.program->ops.size());
-    for (const WorkOp& op : r.program->ops) {
-      switch (op.kind) {
-        case WorkOp::Kind::compute:
-          d.push_back(seconds(op.seconds * r.compute_scale));
-          break;
-        case WorkOp::Kind::comm:
-        case WorkOp::Kind::comm_start:
-          if (comm.flow()) {
-            d.push_back(Time::zero());  // timed by the network
-          } else {
-            d.push_back(op.moe.tokens > 0 ? comm.moe_time(r.rank, op.moe)
-                                          : rank_collective_time(r, op.group, op.op, op.bytes));
-          }
-          break;
-        default:
-          d.push_back(Time::zero());
-      }
-    }
-    return d;
+  /// An op's duration when it starts, if known: a kernel's, or (analytical backend) a
+  /// collective's uncontended time.
+  Time known_duration(RankRun& r, const WorkOp& op) {
+    if (op.kind == WorkOp::Kind::compute) return seconds(op.seconds * r.compute_scale);
+    if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
+    return rank_collective_time(r, op.group, op.op, op.bytes);
   }
 
   /// A collective's uncontended time for `r`: a pass repeats a handful of distinct collectives
@@ -695,6 +696,7 @@ struct Engine {
       r.waiting_gate_chunk = r.waiting_gate_bucket = -1;
       record(r, "compute", "wait params", r.wait_start, sim.now());
       r.parts[kDp] += sim.now() - r.wait_start;
+      r.gate_wait += sim.now() - r.wait_start;
       resume(r);
     } else if (!r.running) {
       try_start(r);
@@ -708,10 +710,10 @@ struct Engine {
     record(
         r, "tasks",
         [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
-        r.task_start, sim.now());
+        r.task_start, r.cursor);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const int v = t.chunk * plan.pp + r.stage;
-    const Time produced = sim.now();
+    const Time produced = r.cursor;
     // Activations go to the next virtual stage, gradients to the previous one.
     if (t.forward && v + 1 < virtual_stages()) {
       send(r, (v + 1) / plan.pp, t.microbatch, true, c.p2p_bytes, produced);
@@ -721,10 +723,14 @@ struct Engine {
     r.running = false;
     r.program = nullptr;
     ++r.next;
-    r.free_since = sim.now();
+    r.free_since = produced;
     if (r.next == r.tasks->size()) {
       r.compute_done = true;
-      maybe_optimizer(r);
+      if (produced > sim.now()) {
+        sim.schedule_at(produced, [this, &r] { maybe_optimizer(r); });
+      } else {
+        maybe_optimizer(r);
+      }
       return;
     }
     try_start(r);
@@ -742,64 +748,55 @@ struct Engine {
       try_start(*dest);
     };
     if (to == from.rank) {
-      deliver(sim.now());
+      deliver(produced);
       return;
     }
     if (!comm.flow()) {
-      // Analytical: the arrival is known now (the uncontended time, looked up once per direction
-      // and chunk); the destination wakes for it only if it is idle by then.
+      // Analytical: the arrival is known when the pass ends (the uncontended time, looked up
+      // once per direction and chunk).
       std::optional<Time>& t = from.send_time[forward ? 0 : 1][static_cast<size_t>(chunk)];
       if (!t) t = comm.p2p_time(from.rank, to, bytes);
-      deliver(sim.now() + *t);
+      deliver(produced + *t);
       return;
     }
     comm.p2p(from.rank, to, bytes, options.pp_all_instances && !options.full_ranks,
              [this, deliver] { deliver(sim.now()); });
   }
 
-  bool ready(RankRun& r, Time& produced) {
+  /// Whether the next task's input has been sent, and when it was produced and arrives (zero
+  /// when the task needs none).
+  bool ready(const RankRun& r, Time& produced, Time& at) const {
     const PipelineTask& t = task(r);
     const int v = t.chunk * plan.pp + r.stage;
-    produced = Time::zero();
-    Time at = Time::zero();
+    produced = at = Time::zero();
     const bool needs_input = t.forward ? v > 0 : v + 1 < virtual_stages();
-    if (needs_input) {
-      const Input& in =
-          (t.forward ? r.fwd : r.bwd)[static_cast<size_t>(t.microbatch * plan.vp + t.chunk)];
-      if (!in.sent) return false;
-      produced = in.produced;
-      at = in.at;
-    }
-    if (at > sim.now()) {
-      // Sent but still in flight: wake up when it arrives.
-      if (!r.wake_pending) {
-        r.wake_pending = true;
-        sim.schedule_at(at, [this, &r] {
-          r.wake_pending = false;
-          try_start(r);
-        });
-      }
-      return false;
-    }
-    return true;
+    if (!needs_input) return true;
+    const Input& in =
+        (t.forward ? r.fwd : r.bwd)[static_cast<size_t>(t.microbatch * plan.vp + t.chunk)];
+    produced = in.produced;
+    at = in.at;
+    return in.sent;
   }
 
+  /// Starts the rank's next task once its input has been sent: when the rank is free and the
+  /// input has arrived, and not before the clock (a flow input arrives at the clock; an
+  /// analytical one may be due later, or the rank be free later, having run ahead).
   void try_start(RankRun& r) {
     if (r.running || r.next >= r.tasks->size()) return;
-    Time produced;
-    if (!ready(r, produced)) return;
+    Time produced, at;
+    if (!ready(r, produced, at)) return;
+    const Time start = std::max({r.free_since, at, sim.now()});
     // Idle time before this task: waiting for the neighbour's compute is bubble, waiting for
     // the bytes in flight is exposed point-to-point communication. This holds for the first
     // task too: a later stage's wait for its first input is the pipeline filling (parameter
     // gathers are waited for inside the pass, at its param_gate ops).
-    const Time now = sim.now();
-    if (now > r.free_since) {
-      const Time split = std::clamp(produced, r.free_since, now);
+    if (start > r.free_since) {
+      const Time split = std::clamp(produced, r.free_since, start);
       r.parts[kBubble] += split - r.free_since;
-      r.parts[kPp] += now - split;
-      record(r, "compute", "idle", r.free_since, now);
+      r.parts[kPp] += start - split;
+      record(r, "compute", "idle", r.free_since, start);
     }
-    start_task(r);
+    start_task(r, start);
   }
 
   // ---- data parallelism ----------------------------------------------------------------
@@ -856,7 +853,8 @@ struct Engine {
   }
 
   void maybe_optimizer(RankRun& r) {
-    if (!r.compute_done || r.finished) return;
+    // A rank that ran ahead is called again when the clock reaches its last pass's end.
+    if (!r.compute_done || r.finished || r.free_since > sim.now()) return;
     if (!r.reduced && (!plan.dp_comm_overlap || !dp_active())) {
       r.reduced = true;  // no overlap: every bucket is reduced after the last backward
       if (dp_active()) reduce_all(r);
@@ -918,16 +916,22 @@ struct Engine {
     if (*remaining == 0 && *finish) (*finish)();
   }
 
-  void start(RankRun& r) {
-    r.free_since = sim.now();
-    r.gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
-                  !workload.frozen_base;
-    for (size_t c = 0; c < r.params_ready.size(); ++c) {
-      const size_t buckets = r.work->chunks[c].buckets.size();
-      r.params_ready[c].assign(buckets, r.gathering ? 0 : 1);
+  /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead
+  /// may hand its output to the next stage at once.
+  void start() {
+    for (auto& r : ranks) {
+      r->free_since = sim.now();
+      r->gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
+                     !workload.frozen_base;
+      for (size_t c = 0; c < r->params_ready.size(); ++c) {
+        const size_t buckets = r->work->chunks[c].buckets.size();
+        r->params_ready[c].assign(buckets, r->gathering ? 0 : 1);
+      }
     }
-    if (r.gathering) gather_parameters(r, nullptr);
-    try_start(r);
+    for (auto& r : ranks) {
+      if (r->gathering) gather_parameters(*r, nullptr);
+      try_start(*r);
+    }
   }
 };
 
@@ -948,7 +952,6 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   run->last_backward.assign(vp, -1);
   run->first_forward.assign(vp, -1);
   run->memo.assign(3 * vp, std::nullopt);
-  run->op_times.assign(3 * vp, {});
   for (auto& times : run->send_time)
     times.assign(vp, std::nullopt);
   for (size_t i = 0; i < run->tasks->size(); ++i) {
@@ -1069,7 +1072,9 @@ class JobRun {
                                                           {},
                                                           simulation_.now(),
                                                           0,
-                                                          std::move(on_end)}));
+                                                          std::move(on_end),
+                                                          {},
+                                                          false}));
     Engine& engine = *engines_.back();
     std::vector<int> ranks;
     if (options_.full_ranks) {
@@ -1095,8 +1100,7 @@ class JobRun {
       c.pp = (r->stage + plan_.pp - 1) % plan_.pp;
       r->upstream = by_rank.at(placement_.rank_of(c));
     }
-    for (auto& r : engine.ranks)
-      engine.start(*r);
+    engine.start();
   }
 
   /// The current step's per-stage breakdown (averaged over the simulated ranks of a stage) and
