@@ -595,6 +595,22 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return s.lowering.software.deepep ? "deepep" : "alltoall";
          }}),
+    row({.pointer = "/software/grouped_gemm",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "`multi_stream` (one cuBLAS GEMM per expert on 4 streams, Transformer "
+                    "Engine's GroupedLinear) or `fused` (one grouped kernel over the experts: "
+                    "CUTLASS, cuBLASLt grouped GEMM, DeepGEMM): how the expert GEMMs run",
+         .choices = "multi_stream|fused"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.grouped_gemm = v.as_string() == "fused"
+                                         ? models::GroupedGemmKernel::fused
+                                         : models::GroupedGemmKernel::multi_stream;
+         },
+         [](const Scenario& s) -> json {
+           return models::to_string(s.lowering.software.grouped_gemm);
+         }}),
 
     // the calibration profile
     row({.pointer = "/calibration",

@@ -20,8 +20,8 @@ double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, 
   if (m.mla) {
     const MlaConfig& a = *m.mla;
     const double qk = a.qk_nope_head_dim, rope = a.qk_rope_head_dim, v = a.v_head_dim;
-    const double q_term = a.q_lora_rank > 0 ? a.q_lora_rank * (h + heads * (qk + rope) + 1)
-                                            : h * heads * (qk + rope);
+    const double q_term =
+        a.q_lora_rank > 0 ? a.q_lora_rank * (h + heads * (qk + rope) + 1) : h * heads * (qk + rope);
     attention = 6.0 * L *
                 (q_term + a.kv_lora_rank * (h + heads * (qk + v) + 1) + h * rope + heads * v * h +
                  s * heads * (qk + rope) / 2 + s * heads * v / 2);

@@ -49,10 +49,10 @@ TEST_CASE("Megatron-Bridge's MLA count of DeepSeek-V3", "[metrics][moe]") {
   // as TFLOP/s over tokens/s (961e12 / 3848 on GB300).
   const TransformerConfig& d = *find_model("deepseek-v3");
   const double mlp = 12.0 * 7168 * (18432.0 * 3 + 2048.0 * 9 * 58) * 1.5;
-  const double mla = 6.0 * 61 *
-                     (1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) +
-                      7168.0 * 64 + 128.0 * 128 * 7168 + 4096.0 * 128 * 192 / 2 +
-                      4096.0 * 128 * 128 / 2);
+  const double mla =
+      6.0 * 61 *
+      (1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) + 7168.0 * 64 +
+       128.0 * 128 * 7168 + 4096.0 * 128 * 192 / 2 + 4096.0 * 128 * 128 / 2);
   const double logits = 6.0 * 7168 * 129280;
   CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(mlp + mla + logits));
   CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(249812054016.0).epsilon(1e-12));

@@ -26,6 +26,18 @@ const char* to_string(CudaGraphs g);
 
 enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, megatron_fsdp };
 
+/// How the experts' GEMMs of an MoE layer run (models/grouped_gemm).
+enum class GroupedGemmKernel : uint8_t {
+  /// One kernel over every expert (CUTLASS or cuBLASLt grouped GEMM, DeepGEMM): the experts'
+  /// output tiles share the waves, one launch.
+  fused,
+  /// One cuBLAS GEMM per expert, issued round-robin on a pool of streams (Transformer Engine's
+  /// GroupedLinear per-expert path): the GEMMs of one round share the SMs, each round ends with
+  /// its slowest, and the host launches every GEMM.
+  multi_stream,
+};
+const char* to_string(GroupedGemmKernel k);
+
 /// How the framework counts the model FLOPs it reports (TFLOP/s per GPU, MFU): the GEMMs of the
 /// model with attention over the full score matrix (Narayanan et al.'s convention, Megatron-LM
 /// and NeMo through 24.07), or Megatron-Bridge's closed form (models/megatron_bridge_flops).
@@ -47,6 +59,8 @@ struct SoftwareStack {
   CudaGraphs cuda_graphs = CudaGraphs::none;
   FsdpImpl fsdp = FsdpImpl::none;
   bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
+  GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
+  int grouped_gemm_streams = 4;  ///< streams of the multi_stream path
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
   bool moe_host_sync = true;
