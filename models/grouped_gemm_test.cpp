@@ -79,5 +79,6 @@ TEST_CASE("per-expert GEMMs on S streams run in rounds of S", "[compute][moe]") 
     CHECK(streams(groups).seconds >=
           grouped_gemm(gpu, p, Precision::bf16, m, n, k, groups, kFused, 4).seconds);
   }
-  CHECK(streams(16).seconds > grouped_gemm(gpu, p, Precision::bf16, m, n, k, 16, kFused, 4).seconds);
+  CHECK(streams(16).seconds >
+        grouped_gemm(gpu, p, Precision::bf16, m, n, k, 16, kFused, 4).seconds);
 }
