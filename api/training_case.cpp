@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "models/model_presets.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
 
@@ -75,6 +76,28 @@ const models::TransformerConfig* matching_preset(const calibration::CaseModel& m
     return nullptr;
   }
   return p;
+}
+
+/// GPUs per NVLink domain a Megatron-Bridge benchmark job takes, 0 for the whole domain. Its
+/// performance scripts launch a job that spans more than one multi-node NVLink domain (GB200,
+/// GB300 NVL72: 4 GPUs per node, 18 nodes per rack) with Slurm --segment set to the largest
+/// divisor of the node count that fits a rack (scripts/performance/utils/executors.py, v0.2.0):
+/// 256 GPUs run as 4 segments of 16 nodes, 64 GPUs in each rack.
+int launch_segment(const calibration::Case& c) {
+  if (!c.framework || c.framework->name != "megatron-bridge") return 0;
+  const topologies::SystemPreset* preset = topologies::find_system(c.system);
+  if (preset == nullptr || c.gpus <= 0) return 0;
+  const topologies::ClusterSpec spec = preset->make(c.gpus);
+  if (!spec.nvlink || spec.nvlink->gpus_per_domain <= spec.gpus_per_server ||
+      c.gpus <= spec.nvlink->gpus_per_domain || c.gpus % spec.gpus_per_server != 0) {
+    return 0;
+  }
+  const int nodes = c.gpus / spec.gpus_per_server;
+  const int rack = spec.nvlink->gpus_per_domain / spec.gpus_per_server;
+  for (int d = rack; d > 0; --d) {
+    if (nodes % d == 0) return d == rack ? 0 : d * spec.gpus_per_server;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -158,12 +181,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  nlohmann::json doc = {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
-                        {"software", software},
-                        {"model", model},
-                        {"parallelism", parallelism},
-                        {"training", training},
-                        {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
+  nlohmann::json system = {{"preset", c.system}, {"gpus", c.gpus}};
+  if (const int segment = launch_segment(c); segment > 0) system["nvlink"] = {{"segment", segment}};
+  nlohmann::json doc = {
+      {"system", system},     {"software", software},
+      {"model", model},       {"parallelism", parallelism},
+      {"training", training}, {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
   if (sizes.searched || sizes.micro_batch_searched) {
     doc["comment"] = sizes.searched ? "the case does not state its plan: the sizes here are "
                                       "placeholders, validate searches it"
