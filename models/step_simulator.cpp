@@ -624,7 +624,9 @@ struct Engine {
   /// An op's duration when it starts, if known: a kernel's, or (analytical backend) a
   /// collective's uncontended time.
   Time known_duration(RankRun& r, const WorkOp& op) {
-    if (op.kind == WorkOp::Kind::compute) return seconds(op.seconds * r.compute_scale);
+    if (op.kind == WorkOp::Kind::compute) {
+      return r.compute_scale == 1 ? op.duration : seconds(op.seconds * r.compute_scale);
+    }
     if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
     return rank_collective_time(r, op.group, op.op, op.bytes);
   }
