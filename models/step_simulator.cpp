@@ -1167,19 +1167,39 @@ StageBreakdown& StageBreakdown::operator/=(double n) {
   return *this;
 }
 
-StepResult simulate_step(const System& system, const CollectiveProfile& collective,
-                         const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, StepCache* cache) {
-  check_job(system, plan, options);
-  std::optional<StepCache> own;
-  if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
-    cache = &own.emplace(system, collective, options.routing, options.collnet);
+namespace {
+
+/// What the jobs of one simulation run on: a cache that serves the system (the caller's, or
+/// one of its own), the simulation, and on the flow backend the network.
+struct Fabric {
+  Fabric(const System& system, const CollectiveProfile& collective, const StepOptions& options,
+         StepCache* given)
+      : cache(given) {
+    if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
+      cache = &own.emplace(system, collective, options.routing, options.collnet);
+    }
+    if (options.backend == Backend::flow) network.emplace(simulation, cache->capacities());
   }
+  sim::FlowNetwork* flow_network() { return network ? &*network : nullptr; }
+
+  std::optional<StepCache> own;
+  StepCache* cache;
   sim::Simulation simulation;
   std::optional<sim::FlowNetwork> network;
-  if (options.backend == Backend::flow) network.emplace(simulation, cache->capacities());
+};
+
+}  // namespace
+
+StepResult simulate_step(const System& system, const CollectiveProfile& collective,
+                         const Workload& workload, const ParallelPlan& plan,
+                         const StepOptions& options, StepCache* given) {
+  check_job(system, plan, options);
+  Fabric fabric(system, collective, options, given);
+  StepCache* cache = fabric.cache;
+  sim::Simulation& simulation = fabric.simulation;
+  std::optional<sim::FlowNetwork>& network = fabric.network;
   std::vector<TraceEvent> trace;
-  JobRun job(simulation, *cache, network ? &*network : nullptr, false, workload, plan, options,
+  JobRun job(simulation, *cache, fabric.flow_network(), false, workload, plan, options,
              options.trace ? &trace : nullptr);
   // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
@@ -1217,7 +1237,7 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
 
 SharedStepResult simulate_shared_steps(const System& system, const CollectiveProfile& collective,
                                        const std::vector<SharedJob>& jobs, int steps,
-                                       StepCache* cache) {
+                                       StepCache* given) {
   if (jobs.empty()) throw std::invalid_argument("simulate_shared_steps: no jobs");
   if (steps < 1) throw std::invalid_argument("simulate_shared_steps: steps must be >= 1");
   const StepOptions& first = jobs.front().options;
@@ -1245,13 +1265,10 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
       o = static_cast<int>(k);
     }
   }
-  std::optional<StepCache> own;
-  if (cache == nullptr || !cache->serves(system, collective, first.routing, first.collnet)) {
-    cache = &own.emplace(system, collective, first.routing, first.collnet);
-  }
-  sim::Simulation simulation;
-  std::optional<sim::FlowNetwork> network;
-  if (first.backend == Backend::flow) network.emplace(simulation, cache->capacities());
+  Fabric fabric(system, collective, first, given);
+  StepCache* cache = fabric.cache;
+  sim::Simulation& simulation = fabric.simulation;
+  std::optional<sim::FlowNetwork>& network = fabric.network;
 
   // Every job repeats its step, back to back, until each has finished `steps` of them after a
   // first one (all jobs start that one together at time 0, so it is not counted); a job that is
@@ -1260,7 +1277,7 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
   std::vector<std::unique_ptr<JobRun>> runs;
   std::vector<std::vector<StepResult>> finished(jobs.size());
   for (const SharedJob& job : jobs) {
-    runs.push_back(std::make_unique<JobRun>(simulation, *cache, network ? &*network : nullptr,
+    runs.push_back(std::make_unique<JobRun>(simulation, *cache, fabric.flow_network(),
                                             jobs.size() > 1, *job.workload, *job.plan, job.options,
                                             nullptr));
   }
