@@ -1,0 +1,26 @@
+#include "models/grouped_gemm.hpp"
+
+#include <algorithm>
+
+#include "models/compute_model.hpp"
+
+namespace fabricsim::models {
+
+GroupedGemmCost grouped_gemm(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                             topologies::Precision precision, double m, double n, double k,
+                             int groups, GroupedGemmKernel kernel, int streams) {
+  GroupedGemmCost c;
+  if (groups <= 0) return c;
+  if (kernel == GroupedGemmKernel::fused) {
+    c.seconds = gemm_seconds(gpu, profile, precision, m, n, k, groups);
+    return c;
+  }
+  const int s = std::clamp(streams, 1, groups);
+  const int rounds = groups / s, rest = groups % s;
+  c.seconds = rounds * gemm_seconds(gpu, profile, precision, m, n, k, s) +
+              (rest > 0 ? gemm_seconds(gpu, profile, precision, m, n, k, rest) : 0.0);
+  c.kernels = groups;
+  return c;
+}
+
+}  // namespace fabricsim::models
