@@ -241,10 +241,12 @@ struct PassCost {
   PartTimes parts{};
 };
 
-/// The collective a pass started in a slot (comm_start) and whether it has finished.
+/// The collective a pass started in a slot (comm_start): whether it has finished and when
+/// (known at the start on the analytical backend, at its completion on the flow backend).
 struct Slot {
   bool done = false;
   GroupKind kind = GroupKind::tp;
+  Time end;
 };
 
 /// A collective of a rank's passes and its uncontended time.
@@ -278,9 +280,6 @@ struct RankRun {
   std::vector<Input> fwd, bwd;
   /// [chunk][bucket]: parameters gathered (ZeRO with overlapped gathers).
   std::vector<std::vector<char>> params_ready;
-  /// [chunk][bucket]: when the gather finishes, for the analytical backend (known in advance:
-  /// the gathers run alone on the data-parallel stream at the start of the step).
-  std::vector<std::vector<Time>> params_ready_at;
   bool gathering = false;          ///< this step's forwards wait for parameter gathers
   std::vector<int> first_forward;  ///< per chunk, index of its first forward task
   std::vector<int> last_backward;  ///< per chunk, index of its last backward task
@@ -297,18 +296,25 @@ struct RankRun {
   bool dp_busy = false;
   // Interpreter state of the running pass.
   const PassProgram* program = nullptr;
+  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, overlapped backward)
   size_t op = 0;
   Time task_start;
+  /// How far the pass has run: ahead of the simulation's clock while it runs ops whose end is
+  /// known (compute; on the analytical backend every op); the clock catches up before an op
+  /// that depends on other ranks or on the network.
+  Time cursor;
   std::vector<Slot> slots;
   int waiting_slot = -1;
   Time wait_start;
   bool reduced = false;  ///< gradients of a non-overlapped step have been launched
-  /// Analytical backend: memoized pass costs and op durations, [chunk * 3 + program variant].
+  /// The running pass is learning its program's cost (memo), from these parts at its start;
+  /// its waits for parameters, which the cost leaves out.
+  bool learning = false;
+  PartTimes pass_start_parts{};
+  Time gate_wait;
+  /// Memoized pass costs (analytical backend), [program_index].
   std::vector<std::optional<PassCost>> memo;
-  std::vector<std::vector<Time>> op_times;
   std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
-  /// Whether a wake-up at the next task's input arrival is scheduled.
-  bool wake_pending = false;
   /// The same (tp, cp, dp) rank in the next and the previous pipeline stage (itself at pp = 1).
   RankRun* downstream = nullptr;
   RankRun* upstream = nullptr;
@@ -332,12 +338,11 @@ struct Engine {
   };
   std::map<std::tuple<int, uint32_t, int>, Barrier> barriers;
   std::map<std::pair<int, int>, int> sequence;  ///< (rank, kind) -> collectives issued
-  /// run_static's slot completion times (reused between passes), of the walk and of its plain
-  /// twin.
-  std::vector<std::pair<Time, GroupKind>> slot_end, plain_slot_end;
-  Time step_start;   ///< when this step began (later steps of a shared cluster)
-  size_t ended = 0;  ///< ranks that have finished the step
-  Callback on_end;   ///< runs when the last rank has finished (may be empty)
+  Time step_start;                 ///< when this step began (later steps of a shared cluster)
+  size_t ended = 0;                ///< ranks that have finished the step
+  Callback on_end;                 ///< runs when the last rank has finished (may be empty)
+  std::deque<RankRun*> finishing;  ///< passes that have ended, in the order they ended
+  bool draining = false;           ///< end_pass is finishing queued passes
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -404,7 +409,7 @@ struct Engine {
 
   // ---- the pass interpreter -------------------------------------------------------------
 
-  void start_task(RankRun& r) {
+  void start_task(RankRun& r, Time start) {
     const PipelineTask& t = task(r);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const bool overlapped_backward =
@@ -412,185 +417,108 @@ struct Engine {
         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
     r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
+    r.program_index = t.chunk * 3 + variant;
     r.running = true;
     r.op = 0;
     r.slots.clear();
     r.waiting_slot = -1;
-    r.task_start = sim.now();
+    r.task_start = r.cursor = start;
     if (fsdp()) {
       // Every pass gathers its parameters again, one bucket ahead of the compute.
       r.params_ready[t.chunk].assign(c.buckets.size(), 0);
       r.pass_gathers.assign(c.buckets.size(), 0);
     }
-    // The static fast path cannot see the data-parallel stream that ZeRO-3's gathers queue on.
-    if (comm.flow() || fsdp()) {
-      advance(r);
-    } else {
-      run_static(r, t.chunk * 3 + variant);
+    // On the analytical backend a pass that neither waits for parameters nor reduces gradients
+    // costs the same every time: it is interpreted once per rank and program, then replayed.
+    // A first forward that waits for ZeRO's overlapped gathers costs the same plus its waits.
+    const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reducing(r);
+    const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.program_index)];
+    if (replayable && memo && !gated(r)) {
+      for (size_t p = 0; p < kParts; ++p)
+        r.parts[p] += memo->parts[p];
+      r.cursor += memo->duration;
+      end_pass(r);
+      return;
     }
+    r.learning = replayable && !memo;
+    r.pass_start_parts = r.parts;
+    r.gate_wait = Time::zero();
+    if (interpret(r)) end_pass(r);
   }
 
-  /// Analytical backend: the pass's duration in one step, with the same arithmetic the flow
-  /// interpreter uses when nothing contends. A pass that neither waits for parameters nor
-  /// reduces gradients costs the same every time: its cost is computed once per rank.
-  void run_static(RankRun& r, int memo_index) {
-    const bool waits = gated(r) || reducing(r);
-    std::optional<PassCost>& memo = r.memo[static_cast<size_t>(memo_index)];
-    PassCost fresh;
-    if (trace != nullptr) {
-      fresh = walk_static(r, memo_index, nullptr);
-    } else if (waits) {
-      // The plain cost comes out of the same walk, for the passes of this program that wait for
-      // nothing.
-      PassCost plain;
-      fresh = walk_static(r, memo_index, memo ? nullptr : &plain);
-      if (!memo) memo = plain;
-    } else if (!memo) {
-      memo = walk_static(r, memo_index, nullptr);
+  /// The pass's ops have run: it ends at its cursor. On the analytical backend it finishes
+  /// there and then, ahead of the clock: what it hands on (its output's arrival at the next
+  /// stage, the rank's next start) is known without waiting for it. The flow backend's send
+  /// starts flows, so it waits for the clock. Finishing passes queue, so that a pipeline does
+  /// not recurse through every task.
+  void end_pass(RankRun& r) {
+    if (r.learning) {
+      r.learning = false;
+      PassCost cost{r.cursor - r.task_start - r.gate_wait, {}};
+      for (size_t p = 0; p < kParts; ++p)
+        cost.parts[p] = r.parts[p] - r.pass_start_parts[p];
+      cost.parts[kDp] -= r.gate_wait;
+      r.memo[static_cast<size_t>(r.program_index)] = cost;
     }
-    const PassCost& cost = trace == nullptr && !waits ? *memo : fresh;
-    for (size_t p = 0; p < kParts; ++p)
-      r.parts[p] += cost.parts[p];
-    sim.schedule_at(r.task_start + cost.duration, [this, &r] { finish_task(r); });
+    if (comm.flow() && r.cursor > sim.now()) {
+      sim.schedule_at(r.cursor, [this, &r] { finish_task(r); });
+      return;
+    }
+    finishing.push_back(&r);
+    if (draining) return;
+    draining = true;
+    while (!finishing.empty()) {
+      RankRun* next = finishing.front();
+      finishing.pop_front();
+      finish_task(*next);
+    }
+    draining = false;
   }
 
-  /// A walk's cursor: the time reached, what it was booked to, and when started collectives end.
-  struct Timeline {
-    Time t;
-    PassCost cost;
-    std::vector<std::pair<Time, GroupKind>>* slot_end;
-
-    void advance(Part part, Time d) {
-      cost.parts[part] += d;
-      t += d;
-    }
-    void start_slot(int slot, Time d, GroupKind kind) {
-      if (slot_end->size() <= static_cast<size_t>(slot)) {
-        slot_end->resize(static_cast<size_t>(slot) + 1);
-      }
-      (*slot_end)[static_cast<size_t>(slot)] = {t + d, kind};
-    }
-    void wait_slot(int slot) {
-      const auto [end, kind] = (*slot_end)[static_cast<size_t>(slot)];
-      if (end > t) advance(exposed_part(kind), end - t);
-    }
-    void wait_until(Time at) {
-      if (at > t) advance(kDp, at - t);
-    }
-  };
-
-  /// One walk of the running pass's program from now, booking its parts into the result (and
-  /// scheduling the gradient reductions of its completed buckets). With `plain`, also the cost
-  /// of the same program waiting for neither parameters nor reductions.
-  PassCost walk_static(RankRun& r, int memo_index, PassCost* plain) {
-    const Time start = sim.now();
-    Timeline now{start, {}, &slot_end};
-    Timeline other{start, {}, &plain_slot_end};
-    const bool gate = gated(r);
-    const bool reduce = reducing(r);
-    const std::vector<Time>& durations = op_durations(r, memo_index);
-    for (size_t i = 0; i < r.program->ops.size(); ++i) {
-      const WorkOp& op = r.program->ops[i];
-      const Time d = durations[i];
-      switch (op.kind) {
-        case WorkOp::Kind::compute:
-          record(r, "compute", op.name, now.t, now.t + d);
-          now.advance(kCompute, d);
-          if (plain) other.advance(kCompute, d);
-          break;
-        case WorkOp::Kind::comm:
-          record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
-          now.advance(exposed_part(op.group), d);
-          if (plain) other.advance(exposed_part(op.group), d);
-          break;
-        case WorkOp::Kind::comm_start:
-          record(
-              r, "comm", [&] { return comm_name(op.group, op.op); }, now.t, now.t + d);
-          now.start_slot(op.slot, d, op.group);
-          if (plain) other.start_slot(op.slot, d, op.group);
-          break;
-        case WorkOp::Kind::comm_wait:
-          now.wait_slot(op.slot);
-          if (plain) other.wait_slot(op.slot);
-          break;
-        case WorkOp::Kind::param_gate: {
-          if (!gate) break;
-          const Time ready_at = r.params_ready_at[task(r).chunk][op.slot];
-          record(r, "compute", "wait params", now.t, ready_at);
-          now.wait_until(ready_at);
-          break;
-        }
-        case WorkOp::Kind::bucket_ready: {
-          if (!reduce) break;
-          const int chunk = task(r).chunk;
-          const int bucket = op.slot;
-          ++r.pending_dp;  // held until the launch, so the optimizer cannot start early
-          sim.schedule_at(now.t, [this, &r, chunk, bucket] {
-            --r.pending_dp;
-            reduce_bucket(r, chunk, bucket);
-          });
-          break;
-        }
-      }
-    }
-    now.cost.duration = now.t - start;
-    if (plain) {
-      other.cost.duration = other.t - start;
-      *plain = other.cost;
-    }
-    return now.cost;
+  /// Continues the running pass after a wait, at the simulation's clock.
+  void resume(RankRun& r) {
+    r.cursor = sim.now();
+    if (interpret(r)) end_pass(r);
   }
 
-  /// The uncontended duration of every op of the running pass's program (compute, and the
-  /// collectives it waits for or starts; zero for the rest), resolved once per rank.
-  const std::vector<Time>& op_durations(RankRun& r, int memo_index) {
-    std::vector<Time>& d = r.op_times[static_cast<size_t>(memo_index)];
-    if (!d.empty() || r.program->ops.empty()) return d;
-    d.reserve(r.program->ops.size());
-    for (const WorkOp& op : r.program->ops) {
-      switch (op.kind) {
-        case WorkOp::Kind::compute:
-          d.push_back(seconds(op.seconds * r.compute_scale));
-          break;
-        case WorkOp::Kind::comm:
-        case WorkOp::Kind::comm_start:
-          d.push_back(op.moe.tokens > 0 ? comm.moe_time(r.rank, op.moe)
-                                        : rank_collective_time(r, op.group, op.op, op.bytes));
-          break;
-        default:
-          d.push_back(Time::zero());
-      }
-    }
-    return d;
+  /// Lets the clock catch up with the pass before an op that needs it: true when it already has
+  /// (go on), false when the pass resumes later.
+  bool caught_up(RankRun& r) {
+    if (r.cursor <= sim.now()) return true;
+    sim.schedule_at(r.cursor, [this, &r] { resume(r); });
+    return false;
   }
 
-  /// A collective's uncontended time for `r`: a pass repeats a handful of distinct collectives
-  /// layer after layer, so a short list per rank answers before the communicator's map.
-  Time rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, double bytes) {
-    for (const ResolvedCollective& c : r.resolved) {
-      if (c.bytes == bytes && c.kind == kind && c.op == op) return c.time;
-    }
-    const Time t = comm.collective_time(r.rank, kind, op, bytes);
-    r.resolved.push_back({kind, op, bytes, t});
-    return t;
-  }
-
-  /// Flow backend (and ZeRO-3): runs the pass's ops as events, from op `r.op` on.
-  void advance(RankRun& r) {
+  /// The interpreter of pass programs, for both backends: runs the running pass's ops from
+  /// `r.op` on, booking each to its part. An op whose end is known when it starts (compute; on
+  /// the analytical backend collectives too) moves the cursor; any other one waits for the clock
+  /// and then for its event. Returns true when the pass's last op has run (the pass ends at
+  /// `r.cursor`), false when it waits.
+  bool interpret(RankRun& r) {
     const auto& ops = r.program->ops;
+    const bool flow = comm.flow();
     while (r.op < ops.size()) {
       const WorkOp& op = ops[r.op];
       switch (op.kind) {
         case WorkOp::Kind::compute: {
-          ++r.op;
-          const Time d = seconds(op.seconds * r.compute_scale);
-          record(r, "compute", op.name, sim.now(), sim.now() + d);
+          const Time d = known_duration(r, op);
+          record(r, "compute", op.name, r.cursor, r.cursor + d);
           r.parts[kCompute] += d;
-          sim.schedule_in(d, [this, &r] { advance(r); });
-          return;
+          r.cursor += d;
+          ++r.op;
+          continue;
         }
         case WorkOp::Kind::comm: {
+          if (!flow) {
+            const Time d = known_duration(r, op);
+            record(
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
+            r.parts[exposed_part(op.group)] += d;
+            r.cursor += d;
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
           ++r.op;
           const Time start = sim.now();
           const GroupKind kind = op.group;
@@ -599,40 +527,63 @@ struct Engine {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.parts[exposed_part(kind)] += sim.now() - start;
-            advance(r);
+            resume(r);
           });
-          return;
+          return false;
         }
         case WorkOp::Kind::comm_start: {
-          ++r.op;
           const size_t slot = static_cast<size_t>(op.slot);
+          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
+          if (!flow) {
+            const Time d = known_duration(r, op);
+            record(
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
+            r.slots[slot] = {true, op.group, r.cursor + d};
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
+          ++r.op;
           const Time start = sim.now();
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
-          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
-          r.slots[slot] = {false, op.group};
+          r.slots[slot] = {false, op.group, Time::zero()};
           collective(r, op, [this, &r, slot, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
             r.slots[slot].done = true;
+            r.slots[slot].end = sim.now();
             if (r.waiting_slot == static_cast<int>(slot)) {
               r.waiting_slot = -1;
               r.parts[exposed_part(r.slots[slot].kind)] += sim.now() - r.wait_start;
-              advance(r);
+              resume(r);
             }
           });
           continue;
         }
         case WorkOp::Kind::comm_wait: {
+          const Slot& s = r.slots[static_cast<size_t>(op.slot)];
+          if (s.done) {
+            if (s.end > r.cursor) {
+              r.parts[exposed_part(s.kind)] += s.end - r.cursor;
+              r.cursor = s.end;
+            }
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
           ++r.op;
-          if (r.slots[static_cast<size_t>(op.slot)].done) continue;
           r.waiting_slot = op.slot;
           r.wait_start = sim.now();
-          return;
+          return false;
         }
         case WorkOp::Kind::param_gate: {
+          if (!gated(r)) {
+            ++r.op;
+            continue;
+          }
+          if (!caught_up(r)) return false;
           ++r.op;
-          if (!gated(r)) continue;
           const int chunk = task(r).chunk;
           if (fsdp()) {
             const bool forward = task(r).forward;
@@ -645,16 +596,48 @@ struct Engine {
           r.waiting_gate_chunk = chunk;
           r.waiting_gate_bucket = op.slot;
           r.wait_start = sim.now();
-          return;
+          return false;
         }
         case WorkOp::Kind::bucket_ready: {
           ++r.op;
-          if (reducing(r)) reduce_bucket(r, task(r).chunk, op.slot);
+          if (!reducing(r)) continue;
+          const int chunk = task(r).chunk;
+          const int bucket = op.slot;
+          if (r.cursor <= sim.now()) {
+            reduce_bucket(r, chunk, bucket);
+            continue;
+          }
+          // The reduction is launched when the clock reaches the cursor; the pass goes on. Held
+          // until then, so that the optimizer cannot start early.
+          ++r.pending_dp;
+          sim.schedule_at(r.cursor, [this, &r, chunk, bucket] {
+            --r.pending_dp;
+            reduce_bucket(r, chunk, bucket);
+          });
           continue;
         }
       }
     }
-    finish_task(r);
+    return true;
+  }
+
+  /// An op's duration when it starts, if known: a kernel's, or (analytical backend) a
+  /// collective's uncontended time.
+  Time known_duration(RankRun& r, const WorkOp& op) {
+    if (op.kind == WorkOp::Kind::compute) return seconds(op.seconds * r.compute_scale);
+    if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
+    return rank_collective_time(r, op.group, op.op, op.bytes);
+  }
+
+  /// A collective's uncontended time for `r`: a pass repeats a handful of distinct collectives
+  /// layer after layer, so a short list per rank answers before the communicator's map.
+  Time rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, double bytes) {
+    for (const ResolvedCollective& c : r.resolved) {
+      if (c.bytes == bytes && c.kind == kind && c.op == op) return c.time;
+    }
+    const Time t = comm.collective_time(r.rank, kind, op, bytes);
+    r.resolved.push_back({kind, op, bytes, t});
+    return t;
   }
 
   /// ZeRO-3 / FSDP: parameters live sharded and are gathered for every pass; gradients are
@@ -713,7 +696,8 @@ struct Engine {
       r.waiting_gate_chunk = r.waiting_gate_bucket = -1;
       record(r, "compute", "wait params", r.wait_start, sim.now());
       r.parts[kDp] += sim.now() - r.wait_start;
-      advance(r);
+      r.gate_wait += sim.now() - r.wait_start;
+      resume(r);
     } else if (!r.running) {
       try_start(r);
     }
@@ -726,10 +710,10 @@ struct Engine {
     record(
         r, "tasks",
         [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
-        r.task_start, sim.now());
+        r.task_start, r.cursor);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const int v = t.chunk * plan.pp + r.stage;
-    const Time produced = sim.now();
+    const Time produced = r.cursor;
     // Activations go to the next virtual stage, gradients to the previous one.
     if (t.forward && v + 1 < virtual_stages()) {
       send(r, (v + 1) / plan.pp, t.microbatch, true, c.p2p_bytes, produced);
@@ -739,10 +723,14 @@ struct Engine {
     r.running = false;
     r.program = nullptr;
     ++r.next;
-    r.free_since = sim.now();
+    r.free_since = produced;
     if (r.next == r.tasks->size()) {
       r.compute_done = true;
-      maybe_optimizer(r);
+      if (produced > sim.now()) {
+        sim.schedule_at(produced, [this, &r] { maybe_optimizer(r); });
+      } else {
+        maybe_optimizer(r);
+      }
       return;
     }
     try_start(r);
@@ -760,64 +748,55 @@ struct Engine {
       try_start(*dest);
     };
     if (to == from.rank) {
-      deliver(sim.now());
+      deliver(produced);
       return;
     }
     if (!comm.flow()) {
-      // Analytical: the arrival is known now (the uncontended time, looked up once per direction
-      // and chunk); the destination wakes for it only if it is idle by then.
+      // Analytical: the arrival is known when the pass ends (the uncontended time, looked up
+      // once per direction and chunk).
       std::optional<Time>& t = from.send_time[forward ? 0 : 1][static_cast<size_t>(chunk)];
       if (!t) t = comm.p2p_time(from.rank, to, bytes);
-      deliver(sim.now() + *t);
+      deliver(produced + *t);
       return;
     }
     comm.p2p(from.rank, to, bytes, options.pp_all_instances && !options.full_ranks,
              [this, deliver] { deliver(sim.now()); });
   }
 
-  bool ready(RankRun& r, Time& produced) {
+  /// Whether the next task's input has been sent, and when it was produced and arrives (zero
+  /// when the task needs none).
+  bool ready(const RankRun& r, Time& produced, Time& at) const {
     const PipelineTask& t = task(r);
     const int v = t.chunk * plan.pp + r.stage;
-    produced = Time::zero();
-    Time at = Time::zero();
+    produced = at = Time::zero();
     const bool needs_input = t.forward ? v > 0 : v + 1 < virtual_stages();
-    if (needs_input) {
-      const Input& in =
-          (t.forward ? r.fwd : r.bwd)[static_cast<size_t>(t.microbatch * plan.vp + t.chunk)];
-      if (!in.sent) return false;
-      produced = in.produced;
-      at = in.at;
-    }
-    if (at > sim.now()) {
-      // Sent but still in flight: wake up when it arrives.
-      if (!r.wake_pending) {
-        r.wake_pending = true;
-        sim.schedule_at(at, [this, &r] {
-          r.wake_pending = false;
-          try_start(r);
-        });
-      }
-      return false;
-    }
-    return true;
+    if (!needs_input) return true;
+    const Input& in =
+        (t.forward ? r.fwd : r.bwd)[static_cast<size_t>(t.microbatch * plan.vp + t.chunk)];
+    produced = in.produced;
+    at = in.at;
+    return in.sent;
   }
 
+  /// Starts the rank's next task once its input has been sent: when the rank is free and the
+  /// input has arrived, and not before the clock (a flow input arrives at the clock; an
+  /// analytical one may be due later, or the rank be free later, having run ahead).
   void try_start(RankRun& r) {
     if (r.running || r.next >= r.tasks->size()) return;
-    Time produced;
-    if (!ready(r, produced)) return;
+    Time produced, at;
+    if (!ready(r, produced, at)) return;
+    const Time start = std::max({r.free_since, at, sim.now()});
     // Idle time before this task: waiting for the neighbour's compute is bubble, waiting for
     // the bytes in flight is exposed point-to-point communication. This holds for the first
     // task too: a later stage's wait for its first input is the pipeline filling (parameter
     // gathers are waited for inside the pass, at its param_gate ops).
-    const Time now = sim.now();
-    if (now > r.free_since) {
-      const Time split = std::clamp(produced, r.free_since, now);
+    if (start > r.free_since) {
+      const Time split = std::clamp(produced, r.free_since, start);
       r.parts[kBubble] += split - r.free_since;
-      r.parts[kPp] += now - split;
-      record(r, "compute", "idle", r.free_since, now);
+      r.parts[kPp] += start - split;
+      record(r, "compute", "idle", r.free_since, start);
     }
-    start_task(r);
+    start_task(r, start);
   }
 
   // ---- data parallelism ----------------------------------------------------------------
@@ -874,7 +853,8 @@ struct Engine {
   }
 
   void maybe_optimizer(RankRun& r) {
-    if (!r.compute_done || r.finished) return;
+    // A rank that ran ahead is called again when the clock reaches its last pass's end.
+    if (!r.compute_done || r.finished || r.free_since > sim.now()) return;
     if (!r.reduced && (!plan.dp_comm_overlap || !dp_active())) {
       r.reduced = true;  // no overlap: every bucket is reduced after the last backward
       if (dp_active()) reduce_all(r);
@@ -912,16 +892,11 @@ struct Engine {
   void gather_parameters(RankRun& r, Callback all_done) {
     auto remaining = std::make_shared<int>(0);
     auto finish = std::make_shared<Callback>(std::move(all_done));
-    Time expected = sim.now();  // completion times for the analytical backend
     for (size_t c = 0; c < r.work->chunks.size(); ++c) {
       const ChunkWork& chunk = r.work->chunks[c];
       for (size_t b = chunk.buckets.size(); b-- > 0;) {
         const auto parts =
             bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes);
-        for (const auto& [kind, bytes] : parts) {
-          expected += comm.collective_time(r.rank, kind, CollectiveOp::all_gather, bytes);
-        }
-        r.params_ready_at[c][b] = expected;
         if (parts.empty()) {
           r.params_ready[c][b] = 1;
           continue;
@@ -941,17 +916,22 @@ struct Engine {
     if (*remaining == 0 && *finish) (*finish)();
   }
 
-  void start(RankRun& r) {
-    r.free_since = sim.now();
-    r.gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
-                  !workload.frozen_base;
-    for (size_t c = 0; c < r.params_ready.size(); ++c) {
-      const size_t buckets = r.work->chunks[c].buckets.size();
-      r.params_ready[c].assign(buckets, r.gathering ? 0 : 1);
-      r.params_ready_at[c].assign(buckets, Time::zero());
+  /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead
+  /// may hand its output to the next stage at once.
+  void start() {
+    for (auto& r : ranks) {
+      r->free_since = sim.now();
+      r->gathering = plan.zero >= 1 && !fsdp() && plan.param_gather_overlap && dp_active() &&
+                     !workload.frozen_base;
+      for (size_t c = 0; c < r->params_ready.size(); ++c) {
+        const size_t buckets = r->work->chunks[c].buckets.size();
+        r->params_ready[c].assign(buckets, r->gathering ? 0 : 1);
+      }
     }
-    if (r.gathering) gather_parameters(r, nullptr);
-    try_start(r);
+    for (auto& r : ranks) {
+      if (r->gathering) gather_parameters(*r, nullptr);
+      try_start(*r);
+    }
   }
 };
 
@@ -969,11 +949,9 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   run->fwd.assign(m * vp, Input{});
   run->bwd.assign(m * vp, Input{});
   run->params_ready.assign(vp, {});
-  run->params_ready_at.assign(vp, {});
   run->last_backward.assign(vp, -1);
   run->first_forward.assign(vp, -1);
   run->memo.assign(3 * vp, std::nullopt);
-  run->op_times.assign(3 * vp, {});
   for (auto& times : run->send_time)
     times.assign(vp, std::nullopt);
   for (size_t i = 0; i < run->tasks->size(); ++i) {
@@ -1092,11 +1070,11 @@ class JobRun {
                                                           trace_,
                                                           {},
                                                           {},
-                                                          {},
-                                                          {},
                                                           simulation_.now(),
                                                           0,
-                                                          std::move(on_end)}));
+                                                          std::move(on_end),
+                                                          {},
+                                                          false}));
     Engine& engine = *engines_.back();
     std::vector<int> ranks;
     if (options_.full_ranks) {
@@ -1122,8 +1100,7 @@ class JobRun {
       c.pp = (r->stage + plan_.pp - 1) % plan_.pp;
       r->upstream = by_rank.at(placement_.rank_of(c));
     }
-    for (auto& r : engine.ranks)
-      engine.start(*r);
+    engine.start();
   }
 
   /// The current step's per-stage breakdown (averaged over the simulated ranks of a stage) and
