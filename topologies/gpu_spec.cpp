@@ -66,6 +66,9 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // clock): 755 TFLOP/s bf16 on an H200 (MAMF 834), published with the benchmark's explainer.
   // The H100 SXM5 and H800 share the H200's GH100 compute and 700 W limit, so the same figure.
   constexpr double kGh100SustainedBf16 = 755;
+  // B200 (1000 W): 1429 TFLOP/s sustained, the same explainer (its clock settles near 1450 MHz
+  // from the 1965 MHz boost once a matmul fills every SM at the power limit).
+  constexpr double kB200SustainedBf16 = 1429;
   static const std::vector<GpuSpec> catalog = {
       {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
        1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional."},
@@ -87,7 +90,7 @@ const std::vector<GpuSpec>& gpu_catalog() {
       {"B200", "B200 (HGX/DGX, 1000 W)", GpuGeneration::blackwell, 148, 2250, 2250, 4500, 9000,
        1100, 180, 8.0, 1000, 18, 50,
        "GK-B200, DGXB200-UG, DGXB200-SUMMARY, VULTR-B200, HMC-GB200, RILLOR, GB200-RA-NET",
-       "NVLink5: 18 links x 100 GB/s bidirectional."},
+       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16},
       {"GB200", "GB200 (per GPU, 1200 W config)", GpuGeneration::blackwell, 148, 2500, 2500, 5000,
        10000, 1250, 186, 8.0, 1200, 18, 50,
        "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", ""},
