@@ -104,3 +104,30 @@ TEST_CASE("trace calibration: another GPU's trace is flagged, impossible speeds 
   CHECK(fast.classes[0].clamped);
   CHECK(fast.compute.gemm_for(s.training.precision).max_efficiency == 1.0);
 }
+
+TEST_CASE("trace calibration: a trace slightly slower than the sustained clock is reproduced",
+          "[trace]") {
+  // With the built-in H100 profile the step's bf16 GEMMs run at the sustained clock, where their
+  // time does not depend on the fit's efficiency; the trace fit folds that clock into the
+  // efficiencies (fitted_in_step), so a 5% slower trace still moves the GEMM parameter.
+  const Scenario s = scenario();
+  const Evaluator cluster(s);
+  const TraceFit identity = fit_to_trace(cluster, s, trace_of({1, 1, 1, 1}));
+  std::array<double, 4> model{};
+  for (const TraceClassFit& c : identity.classes)
+    model[static_cast<size_t>(c.kernel_class)] = c.before_s;
+  // Folding the clock in changes no kernel time: a trace of the model's own times fits where it
+  // started.
+  const std::array<double, 4> same{model[0], model[1], 0.01, model[3]};
+  const TraceFit unchanged = fit_to_trace(cluster, s, trace_of(same));
+  CHECK(unchanged.compute.fitted_in_step);
+  for (const TraceClassFit& c : unchanged.classes) {
+    if (c.fitted) CHECK(c.after_s == Approx(c.before_s).epsilon(1e-9));
+  }
+  const std::array<double, 4> traced{1.05 * model[0], model[1], 0.01, model[3]};
+  const TraceFit fit = fit_to_trace(cluster, s, trace_of(traced));
+  for (const TraceClassFit& c : fit.classes) {
+    INFO(to_string(c.kernel_class));
+    if (c.fitted) CHECK(c.after_s == Approx(c.trace_s).epsilon(0.01));
+  }
+}

@@ -65,7 +65,7 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 }
 
 double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p) {
-  if (p != Precision::bf16 && p != Precision::fp16) return 1.0;
+  if (profile.fitted_in_step || (p != Precision::bf16 && p != Precision::fp16)) return 1.0;
   const double burst = gpu.bf16_tflops * profile.gemm_for(Precision::bf16).max_efficiency;
   if (gpu.sustained_bf16_tflops <= 0 || burst <= 0) return 1.0;
   return std::min(1.0, gpu.sustained_bf16_tflops / burst);

@@ -25,8 +25,9 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 /// short GEMM benchmarks (and the fits resting on them) see. It is the GPU's sustained matmul rate
 /// (GpuSpec::sustained_bf16_tflops) over the rate the bf16 fit reaches on its best shapes, capped
 /// at 1 (a fit to saturated measurements is already sustained), for bf16/fp16 GEMMs and flash
-/// attention (bf16 tensor-core kernels); 1 where no sustained rate is published, and for the
-/// other precisions, whose sustained rate has no public figure.
+/// attention (bf16 tensor-core kernels); 1 where no sustained rate is published, for the other
+/// precisions, whose sustained rate has no public figure, and for a profile fitted to a real
+/// step (ComputeProfile::fitted_in_step).
 double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                        topologies::Precision precision);
 /// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores), each query
