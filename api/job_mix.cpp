@@ -102,8 +102,8 @@ JobMix read_job_mix(const sim::JsonValue& root) {
     MixJob job;
     job.pointer = list[k].pointer();
     job.scenario = read_job(list[k], mix, job.name, static_cast<int>(k), names);
-    // A shared cluster keeps each TP group inside one scale-up domain.
-    const int domain = std::max(1, mix.cluster.topology->info().gpus_per_domain);
+    // A shared cluster keeps each TP group inside one scale-up domain (as place_jobs checks).
+    const int domain = models::largest_domain(*mix.cluster.topology);
     if (domain % job.scenario.plan.tp != 0) {
       throw sim::InputError(mix.source, job.pointer + "/parallelism/tp",
                             fmt::format("a TP size that divides the {} GPUs of a scale-up domain "

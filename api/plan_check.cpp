@@ -2,19 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "api/plan_search.hpp"
 #include "api/training_case.hpp"
 
 namespace fabricsim::api {
-namespace {
-
-std::string shape(const models::ParallelPlan& p) {
-  std::string out = fmt::format("TP{} PP{} DP{} CP{}", p.tp, p.pp, p.dp, p.cp);
-  if (p.ep > 1) out += fmt::format(" EP{}", p.ep);
-  if (p.vp > 1) out += fmt::format(" VP{}", p.vp);
-  return out + fmt::format(" mb{} z{} {}", p.micro_batch, p.zero, models::to_string(p.recompute));
-}
-
-}  // namespace
 
 Scenario published_scenario(const calibration::Case& c) {
   nlohmann::json doc = training_case_scenario(c);
@@ -71,14 +62,14 @@ std::string checks_to_markdown(const std::vector<PublishedPlanCheck>& checks) {
       "|---|---|---:|---|---:|\n";
   for (const PublishedPlanCheck& c : checks) {
     if (!c.published.feasible()) {
-      out += fmt::format("| {} | {} | rejected: {} | {} | |\n", c.case_id, shape(c.published.plan),
-                         to_string(*c.published.rejected),
-                         c.best.step_time_s > 0 ? shape(c.best.plan) : "none fits");
+      out += fmt::format("| {} | {} | rejected: {} | {} | |\n", c.case_id,
+                         plan_label(c.published.plan), to_string(*c.published.rejected),
+                         c.best.step_time_s > 0 ? plan_label(c.best.plan) : "none fits");
       continue;
     }
     out += fmt::format("| {} | {} | {}{} of {} | {} | {:+.1f}% |\n", c.case_id,
-                       shape(c.published.plan), c.rank_at_least ? ">= " : "", c.rank, c.fits,
-                       shape(c.best.plan), 100 * c.gain);
+                       plan_label(c.published.plan), c.rank_at_least ? ">= " : "", c.rank, c.fits,
+                       plan_label(c.best.plan), 100 * c.gain);
   }
   return out;
 }

@@ -333,14 +333,14 @@ class Allocator {
   int free_ = 0;
 };
 
+}  // namespace
+
 int largest_domain(const Topology& t) {
   size_t n = 0;
   for (size_t d = 0; d < t.domain_count(); ++d)
     n = std::max(n, t.domain_ranks(static_cast<int>(d)).size());
   return static_cast<int>(n);
 }
-
-}  // namespace
 
 std::string_view to_string(PlacementPolicy p) {
   return kPolicyNames[static_cast<size_t>(p)];

@@ -57,6 +57,10 @@ struct PlacementResult {
   int unplaced_for_fragmentation = 0;  ///< enough GPUs free, but not as valid blocks
 };
 
+/// The GPUs of the topology's largest scale-up domain: a job's blocks (its TP groups) must
+/// divide it, so that they can be aligned inside one domain.
+int largest_domain(const topologies::Topology& topology);
+
 /// Throws std::invalid_argument (a sentence naming the job) when the request cannot be placed on
 /// any cluster of this topology's shape: gpus <= 0, block_gpus <= 0, block_gpus not dividing
 /// gpus, or not dividing the scale-up domain size. A job larger than the cluster is not an error.

@@ -12,9 +12,8 @@
 #include <unordered_map>
 
 #include "models/collective_runner.hpp"
-#include "models/group_layout.hpp"
-#include "models/moe_alltoall.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/step_communicator.hpp"
 #include "models/straggler_model.hpp"
 #include "sim/flow_network.hpp"
 #include "sim/simulation.hpp"
@@ -28,188 +27,6 @@ using Callback = std::function<void()>;
 Time seconds(double s) {
   return Time::from_s(s);
 }
-
-/// One job's view of the shared fabric: forwards its flows and counts the bytes they put on
-/// each resource, so that links shared by several jobs can be named. Bytes are counted when a
-/// flow starts (what it will move).
-class JobTraffic : public sim::Network {
- public:
-  JobTraffic(sim::FlowNetwork& fabric, size_t resources)
-      : fabric_(fabric), bytes_(resources, 0.0) {}
-  void start_flow(const sim::Route& route, sim::FlowRequest request) override {
-    for (const sim::LinkShare& share : route.links)
-      bytes_[share.link] += request.bytes.count() * share.fraction;
-    fabric_.start_flow(route, std::move(request));
-  }
-  size_t active_flows() const override { return fabric_.active_flows(); }
-  const std::vector<double>& link_bytes() const override { return bytes_; }
-  const sim::NetworkStats& stats() const override { return fabric_.stats(); }
-
- private:
-  sim::FlowNetwork& fabric_;
-  std::vector<double> bytes_;
-};
-
-/// Times collectives and point-to-point transfers for one job's simulated ranks: plans them
-/// (through the shared cache) on the GPUs its ranks run on, launches every symmetric instance on
-/// the shared fabric (flow backend) or looks up their uncontended duration (analytical backend).
-class Communicator {
- public:
-  /// `runner` is null on the analytical backend; `gpus` maps job ranks to topology ranks (empty:
-  /// rank r runs on GPU r).
-  Communicator(sim::Simulation& simulation, StepCache& cache, const Placement& placement,
-               const StepOptions& options, CollectiveRunner* runner)
-      : simulation_(simulation),
-        cache_(cache),
-        placement_(placement),
-        gpus_(options.gpus),
-        runner_(runner) {}
-
-  bool flow() const { return runner_ != nullptr; }
-
-  /// The topology rank job rank `rank` runs on.
-  uint32_t gpu(int rank) const {
-    return gpus_.empty() ? static_cast<uint32_t>(rank) : gpus_[static_cast<size_t>(rank)];
-  }
-  /// `rank`'s group of `kind` as topology ranks.
-  std::vector<uint32_t> group(GroupKind kind, int rank) const {
-    return on_gpus(placement_.group(kind, rank));
-  }
-
-  /// Uncontended duration of `rank`'s instance of a collective (cached).
-  Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
-    // Keyed by rank, so repeated lookups skip building the group.
-    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
-    if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
-    const Time t = cache_.isolated_time(cache_.collective(group(kind, rank), op, bytes));
-    by_rank_.emplace(key, t);
-    return t;
-  }
-
-  /// `rank`'s EP dispatch or combine through DeepEP's normal kernels (models/moe_alltoall): the
-  /// same time on both backends; its traffic does not share links with the flows (DeepEP moves
-  /// it with its own kernels, off NCCL's channels).
-  Time moe_time(int rank, const WorkOp::MoeTokens& m) {
-    const auto key = std::make_tuple(rank, m.tokens, m.combine, m.fp8);
-    if (auto it = moe_by_rank_.find(key); it != moe_by_rank_.end()) return it->second;
-    const System& system = cache_.system();
-    const GroupLayout layout = make_group_layout(*system.topology, group(GroupKind::ep, rank));
-    MoeAlltoallRequest q;
-    q.kernel = MoeKernel::deepep_normal;
-    q.direction = m.combine ? MoeDirection::combine : MoeDirection::dispatch;
-    q.ranks = layout.size();
-    // DeepEP needs the same number of NVLink peers in every node: a group that straddles
-    // domains unevenly runs with the largest such count its smallest domain allows.
-    q.ranks_per_node = std::max(layout.min_ppn, 1);
-    while (q.ranks % q.ranks_per_node != 0)
-      --q.ranks_per_node;
-    q.tokens_per_rank = m.tokens;
-    q.hidden = m.hidden;
-    q.top_k = m.top_k;
-    q.experts = m.experts;
-    q.fp8 = m.fp8;
-    const Time t = Time::from_s(
-        moe_alltoall(q, moe_link_rates(system, layout), moe_kernel_profile(cache_.profile()))
-            .seconds);
-    moe_by_rank_.emplace(key, t);
-    return t;
-  }
-
-  Time p2p_time(int from, int to, double bytes) {
-    return cache_.isolated_time(cache_.p2p(gpu(from), gpu(to), bytes));
-  }
-
-  /// Runs `rank`'s collective (and, with reduce, every symmetric instance of its stage).
-  void collective(int rank, GroupKind kind, CollectiveOp op, double bytes, bool reduce,
-                  Callback done) {
-    if (!flow()) {
-      simulation_.schedule_in(collective_time(rank, kind, op, bytes), std::move(done));
-      return;
-    }
-    std::vector<std::vector<uint32_t>> instances;
-    std::vector<uint32_t> own = group(kind, rank);
-    if (reduce && cache_.spans_domains(own)) {
-      for (auto& g : placement_.stage_groups(kind, placement_.coordinates(rank).pp))
-        instances.push_back(on_gpus(std::move(g)));
-    } else {
-      instances.push_back(std::move(own));
-    }
-    auto remaining = std::make_shared<size_t>(instances.size());
-    auto shared_done = std::make_shared<Callback>(std::move(done));
-    uint64_t& flows = flows_[static_cast<size_t>(kind)];
-    for (const auto& g : instances) {
-      std::shared_ptr<const Schedule> schedule = cache_.collective(g, op, bytes);
-      for (const Phase& phase : schedule->phases)
-        flows += phase.transfers.size();
-      runner_->run(std::move(schedule), [remaining, shared_done] {
-        if (--*remaining == 0) (*shared_done)();
-      });
-    }
-  }
-
-  /// Flows launched per group kind so far (flow backend), by name.
-  std::map<std::string, uint64_t> flows_by_group() const {
-    std::map<std::string, uint64_t> out;
-    for (size_t k = 0; k < flows_.size(); ++k) {
-      if (flows_[k] > 0) out[std::string(to_string(static_cast<GroupKind>(k)))] = flows_[k];
-    }
-    return out;
-  }
-
-  /// Sends `bytes` from `from` to `to` (and, with all_instances, from every rank of `from`'s stage
-  /// to its counterpart in `to`'s).
-  void p2p(int from, int to, double bytes, bool all_instances, Callback done) {
-    if (!flow()) {
-      simulation_.schedule_in(p2p_time(from, to, bytes), std::move(done));
-      return;
-    }
-    std::vector<std::pair<int, int>> pairs{{from, to}};
-    if (all_instances) {
-      const int a = placement_.coordinates(from).pp;
-      const int b = placement_.coordinates(to).pp;
-      pairs.clear();
-      for (int flat = 0; flat < placement_.plan().stage_ranks(); ++flat) {
-        pairs.emplace_back(placement_.rank_of(placement_.at_flat(flat, a)),
-                           placement_.rank_of(placement_.at_flat(flat, b)));
-      }
-    }
-    auto remaining = std::make_shared<size_t>(pairs.size());
-    auto shared_done = std::make_shared<Callback>(std::move(done));
-    for (const auto& [x, y] : pairs) {
-      std::shared_ptr<const Schedule> schedule = cache_.p2p(gpu(x), gpu(y), bytes);
-      for (const Phase& phase : schedule->phases)
-        flows_[static_cast<size_t>(GroupKind::pp)] += phase.transfers.size();
-      runner_->run(std::move(schedule), [remaining, shared_done] {
-        if (--*remaining == 0) (*shared_done)();
-      });
-    }
-  }
-
- private:
-  std::vector<uint32_t> on_gpus(std::vector<uint32_t> ranks) const {
-    if (!gpus_.empty()) {
-      for (uint32_t& r : ranks)
-        r = gpus_[r];
-    }
-    return ranks;
-  }
-
-  sim::Simulation& simulation_;
-  StepCache& cache_;
-  const Placement& placement_;
-  const std::vector<uint32_t>& gpus_;
-  CollectiveRunner* runner_;
-  std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
-  struct KeyHash {
-    size_t operator()(const std::tuple<int, int, double, int>& k) const {
-      const auto [kind, op, bytes, rank] = k;
-      return std::hash<double>()(bytes) ^ (static_cast<size_t>(rank) << 8) ^
-             (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op);
-    }
-  };
-  std::unordered_map<std::tuple<int, int, double, int>, Time, KeyHash> by_rank_;
-  std::map<std::tuple<int, double, bool, bool>, Time> moe_by_rank_;
-};
 
 /// What a rank's compute-stream time is booked to, in kBreakdownComponents order. Kept in
 /// integer picoseconds while the step runs, so a pass's memoized cost adds exactly as its ops do.
@@ -264,6 +81,37 @@ struct Input {
   Time at;        ///< when it arrives (analytical: known when it is sent)
 };
 
+/// The running pass's interpreter state (reset when a pass starts).
+struct PassState {
+  const PassProgram* program = nullptr;
+  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, overlapped backward)
+  size_t op = 0;
+  Time start;
+  /// How far the pass has run: ahead of the simulation's clock while it runs ops whose end is
+  /// known (compute; on the analytical backend every op); the clock catches up before an op
+  /// that depends on other ranks or on the network.
+  Time cursor;
+  std::vector<Slot> slots;
+  int waiting_slot = -1;        ///< comm_wait the pass is blocked on
+  int waiting_gate_chunk = -1;  ///< param_gate the pass is blocked on
+  int waiting_gate_bucket = -1;
+  Time wait_start;
+  std::vector<char> gathers;  ///< ZeRO-3: buckets whose gather this pass has issued
+  /// The pass is learning its program's cost (memo), from these parts at its start; its waits
+  /// for parameters, which the cost leaves out.
+  bool learning = false;
+  PartTimes start_parts{};
+  Time gate_wait;
+};
+
+/// A rank's data-parallel stream: collectives run one after another.
+struct DpStream {
+  std::deque<std::function<void(Callback)>> queue;
+  bool busy = false;
+  int pending = 0;       ///< collectives not yet finished
+  bool reduced = false;  ///< gradients of a non-overlapped step have been launched
+};
+
 /// One simulated rank: its stage's pipeline tasks on the compute stream and its data-parallel
 /// stream.
 struct RankRun {
@@ -271,6 +119,7 @@ struct RankRun {
   int stage = 0;
   double compute_scale = 1;  ///< StepOptions::compute_slowdown of this rank
   const StageWork* work = nullptr;
+  // Pipeline: the stage's tasks, where the rank is in them, and its neighbours.
   const std::vector<PipelineTask>* tasks = nullptr;
   size_t next = 0;
   bool running = false;
@@ -278,48 +127,26 @@ struct RankRun {
   /// Inputs from the neighbouring stages, [microbatch * vp + chunk]: activations for forwards
   /// (fwd), gradients for backwards (bwd).
   std::vector<Input> fwd, bwd;
-  /// [chunk][bucket]: parameters gathered (ZeRO with overlapped gathers).
-  std::vector<std::vector<char>> params_ready;
-  bool gathering = false;          ///< this step's forwards wait for parameter gathers
   std::vector<int> first_forward;  ///< per chunk, index of its first forward task
   std::vector<int> last_backward;  ///< per chunk, index of its last backward task
-  std::vector<char> pass_gathers;  ///< ZeRO-3: buckets whose gather this pass has issued
-  int waiting_gate_chunk = -1;     ///< param_gate the pass is blocked on
-  int waiting_gate_bucket = -1;
-  int pending_dp = 0;  ///< data-parallel collectives not yet finished
-  bool compute_done = false;
-  bool finished = false;
-  PartTimes parts{};
-  Time end;
-  // DP stream: collectives run one after another.
-  std::deque<std::function<void(Callback)>> dp_queue;
-  bool dp_busy = false;
-  // Interpreter state of the running pass.
-  const PassProgram* program = nullptr;
-  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, overlapped backward)
-  size_t op = 0;
-  Time task_start;
-  /// How far the pass has run: ahead of the simulation's clock while it runs ops whose end is
-  /// known (compute; on the analytical backend every op); the clock catches up before an op
-  /// that depends on other ranks or on the network.
-  Time cursor;
-  std::vector<Slot> slots;
-  int waiting_slot = -1;
-  Time wait_start;
-  bool reduced = false;  ///< gradients of a non-overlapped step have been launched
-  /// The running pass is learning its program's cost (memo), from these parts at its start;
-  /// its waits for parameters, which the cost leaves out.
-  bool learning = false;
-  PartTimes pass_start_parts{};
-  Time gate_wait;
-  /// Memoized pass costs (analytical backend), [program_index].
-  std::vector<std::optional<PassCost>> memo;
-  std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
   /// The same (tp, cp, dp) rank in the next and the previous pipeline stage (itself at pp = 1).
   RankRun* downstream = nullptr;
   RankRun* upstream = nullptr;
   /// Analytical backend: uncontended send time to downstream [0] and upstream [1], per chunk.
   std::array<std::vector<std::optional<Time>>, 2> send_time;
+  // ZeRO parameters: [chunk][bucket] gathered, and whether this step's forwards wait for them.
+  std::vector<std::vector<char>> params_ready;
+  bool gathering = false;
+  PassState pass;
+  DpStream dp;
+  /// Memoized pass costs (analytical backend), [program_index].
+  std::vector<std::optional<PassCost>> memo;
+  std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
+  // Accounting.
+  PartTimes parts{};
+  bool compute_done = false;
+  bool finished = false;
+  Time end;
 };
 
 struct Engine {
@@ -416,33 +243,35 @@ struct Engine {
         !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
-    r.program = t.forward ? &c.forward : overlapped_backward ? &c.backward_overlapped : &c.backward;
-    r.program_index = t.chunk * 3 + variant;
+    r.pass.program = t.forward             ? &c.forward
+                     : overlapped_backward ? &c.backward_overlapped
+                                           : &c.backward;
+    r.pass.program_index = t.chunk * 3 + variant;
     r.running = true;
-    r.op = 0;
-    r.slots.clear();
-    r.waiting_slot = -1;
-    r.task_start = r.cursor = start;
+    r.pass.op = 0;
+    r.pass.slots.clear();
+    r.pass.waiting_slot = -1;
+    r.pass.start = r.pass.cursor = start;
     if (fsdp()) {
       // Every pass gathers its parameters again, one bucket ahead of the compute.
       r.params_ready[t.chunk].assign(c.buckets.size(), 0);
-      r.pass_gathers.assign(c.buckets.size(), 0);
+      r.pass.gathers.assign(c.buckets.size(), 0);
     }
     // On the analytical backend a pass that neither waits for parameters nor reduces gradients
     // costs the same every time: it is interpreted once per rank and program, then replayed.
     // A first forward that waits for ZeRO's overlapped gathers costs the same plus its waits.
     const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reducing(r);
-    const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.program_index)];
+    const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.pass.program_index)];
     if (replayable && memo && !gated(r)) {
       for (size_t p = 0; p < kParts; ++p)
         r.parts[p] += memo->parts[p];
-      r.cursor += memo->duration;
+      r.pass.cursor += memo->duration;
       end_pass(r);
       return;
     }
-    r.learning = replayable && !memo;
-    r.pass_start_parts = r.parts;
-    r.gate_wait = Time::zero();
+    r.pass.learning = replayable && !memo;
+    r.pass.start_parts = r.parts;
+    r.pass.gate_wait = Time::zero();
     if (interpret(r)) end_pass(r);
   }
 
@@ -452,16 +281,16 @@ struct Engine {
   /// starts flows, so it waits for the clock. Finishing passes queue, so that a pipeline does
   /// not recurse through every task.
   void end_pass(RankRun& r) {
-    if (r.learning) {
-      r.learning = false;
-      PassCost cost{r.cursor - r.task_start - r.gate_wait, {}};
+    if (r.pass.learning) {
+      r.pass.learning = false;
+      PassCost cost{r.pass.cursor - r.pass.start - r.pass.gate_wait, {}};
       for (size_t p = 0; p < kParts; ++p)
-        cost.parts[p] = r.parts[p] - r.pass_start_parts[p];
-      cost.parts[kDp] -= r.gate_wait;
-      r.memo[static_cast<size_t>(r.program_index)] = cost;
+        cost.parts[p] = r.parts[p] - r.pass.start_parts[p];
+      cost.parts[kDp] -= r.pass.gate_wait;
+      r.memo[static_cast<size_t>(r.pass.program_index)] = cost;
     }
-    if (comm.flow() && r.cursor > sim.now()) {
-      sim.schedule_at(r.cursor, [this, &r] { finish_task(r); });
+    if (comm.flow() && r.pass.cursor > sim.now()) {
+      sim.schedule_at(r.pass.cursor, [this, &r] { finish_task(r); });
       return;
     }
     finishing.push_back(&r);
@@ -477,49 +306,50 @@ struct Engine {
 
   /// Continues the running pass after a wait, at the simulation's clock.
   void resume(RankRun& r) {
-    r.cursor = sim.now();
+    r.pass.cursor = sim.now();
     if (interpret(r)) end_pass(r);
   }
 
   /// Lets the clock catch up with the pass before an op that needs it: true when it already has
   /// (go on), false when the pass resumes later.
   bool caught_up(RankRun& r) {
-    if (r.cursor <= sim.now()) return true;
-    sim.schedule_at(r.cursor, [this, &r] { resume(r); });
+    if (r.pass.cursor <= sim.now()) return true;
+    sim.schedule_at(r.pass.cursor, [this, &r] { resume(r); });
     return false;
   }
 
   /// The interpreter of pass programs, for both backends: runs the running pass's ops from
-  /// `r.op` on, booking each to its part. An op whose end is known when it starts (compute; on
+  /// `r.pass.op` on, booking each to its part. An op whose end is known when it starts (compute; on
   /// the analytical backend collectives too) moves the cursor; any other one waits for the clock
   /// and then for its event. Returns true when the pass's last op has run (the pass ends at
-  /// `r.cursor`), false when it waits.
+  /// `r.pass.cursor`), false when it waits.
   bool interpret(RankRun& r) {
-    const auto& ops = r.program->ops;
+    const auto& ops = r.pass.program->ops;
     const bool flow = comm.flow();
-    while (r.op < ops.size()) {
-      const WorkOp& op = ops[r.op];
+    while (r.pass.op < ops.size()) {
+      const WorkOp& op = ops[r.pass.op];
       switch (op.kind) {
         case WorkOp::Kind::compute: {
           const Time d = known_duration(r, op);
-          record(r, "compute", op.name, r.cursor, r.cursor + d);
+          record(r, "compute", op.name, r.pass.cursor, r.pass.cursor + d);
           r.parts[kCompute] += d;
-          r.cursor += d;
-          ++r.op;
+          r.pass.cursor += d;
+          ++r.pass.op;
           continue;
         }
         case WorkOp::Kind::comm: {
           if (!flow) {
             const Time d = known_duration(r, op);
             record(
-                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.pass.cursor,
+                r.pass.cursor + d);
             r.parts[exposed_part(op.group)] += d;
-            r.cursor += d;
-            ++r.op;
+            r.pass.cursor += d;
+            ++r.pass.op;
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.op;
+          ++r.pass.op;
           const Time start = sim.now();
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
@@ -533,85 +363,86 @@ struct Engine {
         }
         case WorkOp::Kind::comm_start: {
           const size_t slot = static_cast<size_t>(op.slot);
-          if (r.slots.size() <= slot) r.slots.resize(slot + 1);
+          if (r.pass.slots.size() <= slot) r.pass.slots.resize(slot + 1);
           if (!flow) {
             const Time d = known_duration(r, op);
             record(
-                r, "comm", [&] { return comm_name(op.group, op.op); }, r.cursor, r.cursor + d);
-            r.slots[slot] = {true, op.group, r.cursor + d};
-            ++r.op;
+                r, "comm", [&] { return comm_name(op.group, op.op); }, r.pass.cursor,
+                r.pass.cursor + d);
+            r.pass.slots[slot] = {true, op.group, r.pass.cursor + d};
+            ++r.pass.op;
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.op;
+          ++r.pass.op;
           const Time start = sim.now();
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
-          r.slots[slot] = {false, op.group, Time::zero()};
+          r.pass.slots[slot] = {false, op.group, Time::zero()};
           collective(r, op, [this, &r, slot, start, kind, cop] {
             record(
                 r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
-            r.slots[slot].done = true;
-            r.slots[slot].end = sim.now();
-            if (r.waiting_slot == static_cast<int>(slot)) {
-              r.waiting_slot = -1;
-              r.parts[exposed_part(r.slots[slot].kind)] += sim.now() - r.wait_start;
+            r.pass.slots[slot].done = true;
+            r.pass.slots[slot].end = sim.now();
+            if (r.pass.waiting_slot == static_cast<int>(slot)) {
+              r.pass.waiting_slot = -1;
+              r.parts[exposed_part(r.pass.slots[slot].kind)] += sim.now() - r.pass.wait_start;
               resume(r);
             }
           });
           continue;
         }
         case WorkOp::Kind::comm_wait: {
-          const Slot& s = r.slots[static_cast<size_t>(op.slot)];
+          const Slot& s = r.pass.slots[static_cast<size_t>(op.slot)];
           if (s.done) {
-            if (s.end > r.cursor) {
-              r.parts[exposed_part(s.kind)] += s.end - r.cursor;
-              r.cursor = s.end;
+            if (s.end > r.pass.cursor) {
+              r.parts[exposed_part(s.kind)] += s.end - r.pass.cursor;
+              r.pass.cursor = s.end;
             }
-            ++r.op;
+            ++r.pass.op;
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.op;
-          r.waiting_slot = op.slot;
-          r.wait_start = sim.now();
+          ++r.pass.op;
+          r.pass.waiting_slot = op.slot;
+          r.pass.wait_start = sim.now();
           return false;
         }
         case WorkOp::Kind::param_gate: {
           if (!gated(r)) {
-            ++r.op;
+            ++r.pass.op;
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.op;
+          ++r.pass.op;
           const int chunk = task(r).chunk;
           if (fsdp()) {
             const bool forward = task(r).forward;
-            const int buckets = static_cast<int>(r.pass_gathers.size());
+            const int buckets = static_cast<int>(r.pass.gathers.size());
             issue_pass_gather(r, chunk, op.slot);
             const int next = forward ? op.slot - 1 : op.slot + 1;
             if (next >= 0 && next < buckets) issue_pass_gather(r, chunk, next);
           }
           if (r.params_ready[chunk][op.slot]) continue;
-          r.waiting_gate_chunk = chunk;
-          r.waiting_gate_bucket = op.slot;
-          r.wait_start = sim.now();
+          r.pass.waiting_gate_chunk = chunk;
+          r.pass.waiting_gate_bucket = op.slot;
+          r.pass.wait_start = sim.now();
           return false;
         }
         case WorkOp::Kind::bucket_ready: {
-          ++r.op;
+          ++r.pass.op;
           if (!reducing(r)) continue;
           const int chunk = task(r).chunk;
           const int bucket = op.slot;
-          if (r.cursor <= sim.now()) {
+          if (r.pass.cursor <= sim.now()) {
             reduce_bucket(r, chunk, bucket);
             continue;
           }
           // The reduction is launched when the clock reaches the cursor; the pass goes on. Held
           // until then, so that the optimizer cannot start early.
-          ++r.pending_dp;
-          sim.schedule_at(r.cursor, [this, &r, chunk, bucket] {
-            --r.pending_dp;
+          ++r.dp.pending;
+          sim.schedule_at(r.pass.cursor, [this, &r, chunk, bucket] {
+            --r.dp.pending;
             reduce_bucket(r, chunk, bucket);
           });
           continue;
@@ -624,7 +455,9 @@ struct Engine {
   /// An op's duration when it starts, if known: a kernel's, or (analytical backend) a
   /// collective's uncontended time.
   Time known_duration(RankRun& r, const WorkOp& op) {
-    if (op.kind == WorkOp::Kind::compute) return seconds(op.seconds * r.compute_scale);
+    if (op.kind == WorkOp::Kind::compute) {
+      return r.compute_scale == 1 ? op.duration : seconds(op.seconds * r.compute_scale);
+    }
     if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
     return rank_collective_time(r, op.group, op.op, op.bytes);
   }
@@ -662,8 +495,8 @@ struct Engine {
 
   /// ZeRO-3: starts the current pass's gather of `bucket` unless it has already started.
   void issue_pass_gather(RankRun& r, int chunk, int bucket) {
-    if (r.pass_gathers[bucket]) return;
-    r.pass_gathers[bucket] = 1;
+    if (r.pass.gathers[bucket]) return;
+    r.pass.gathers[bucket] = 1;
     const auto parts = bucket_parts(r, chunk, bucket, workload.param_bytes);
     if (parts.empty()) {
       r.params_ready[chunk][bucket] = 1;
@@ -692,11 +525,11 @@ struct Engine {
 
   void params_arrived(RankRun& r, int chunk, int bucket) {
     r.params_ready[chunk][bucket] = 1;
-    if (r.waiting_gate_chunk == chunk && r.waiting_gate_bucket == bucket) {
-      r.waiting_gate_chunk = r.waiting_gate_bucket = -1;
-      record(r, "compute", "wait params", r.wait_start, sim.now());
-      r.parts[kDp] += sim.now() - r.wait_start;
-      r.gate_wait += sim.now() - r.wait_start;
+    if (r.pass.waiting_gate_chunk == chunk && r.pass.waiting_gate_bucket == bucket) {
+      r.pass.waiting_gate_chunk = r.pass.waiting_gate_bucket = -1;
+      record(r, "compute", "wait params", r.pass.wait_start, sim.now());
+      r.parts[kDp] += sim.now() - r.pass.wait_start;
+      r.pass.gate_wait += sim.now() - r.pass.wait_start;
       resume(r);
     } else if (!r.running) {
       try_start(r);
@@ -710,10 +543,10 @@ struct Engine {
     record(
         r, "tasks",
         [&] { return fmt::format("{} mb{} c{}", t.forward ? "F" : "B", t.microbatch, t.chunk); },
-        r.task_start, r.cursor);
+        r.pass.start, r.pass.cursor);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const int v = t.chunk * plan.pp + r.stage;
-    const Time produced = r.cursor;
+    const Time produced = r.pass.cursor;
     // Activations go to the next virtual stage, gradients to the previous one.
     if (t.forward && v + 1 < virtual_stages()) {
       send(r, (v + 1) / plan.pp, t.microbatch, true, c.p2p_bytes, produced);
@@ -721,7 +554,7 @@ struct Engine {
       send(r, (v - 1) / plan.pp, t.microbatch, false, c.p2p_bytes, produced);
     }
     r.running = false;
-    r.program = nullptr;
+    r.pass.program = nullptr;
     ++r.next;
     r.free_since = produced;
     if (r.next == r.tasks->size()) {
@@ -802,19 +635,19 @@ struct Engine {
   // ---- data parallelism ----------------------------------------------------------------
 
   void dp_enqueue(RankRun& r, std::function<void(Callback)> work) {
-    r.dp_queue.push_back(std::move(work));
-    ++r.pending_dp;
+    r.dp.queue.push_back(std::move(work));
+    ++r.dp.pending;
     dp_next(r);
   }
 
   void dp_next(RankRun& r) {
-    if (r.dp_busy || r.dp_queue.empty()) return;
-    r.dp_busy = true;
-    auto work = std::move(r.dp_queue.front());
-    r.dp_queue.pop_front();
+    if (r.dp.busy || r.dp.queue.empty()) return;
+    r.dp.busy = true;
+    auto work = std::move(r.dp.queue.front());
+    r.dp.queue.pop_front();
     work([this, &r] {
-      r.dp_busy = false;
-      --r.pending_dp;
+      r.dp.busy = false;
+      --r.dp.pending;
       dp_next(r);
       maybe_optimizer(r);
     });
@@ -855,11 +688,11 @@ struct Engine {
   void maybe_optimizer(RankRun& r) {
     // A rank that ran ahead is called again when the clock reaches its last pass's end.
     if (!r.compute_done || r.finished || r.free_since > sim.now()) return;
-    if (!r.reduced && (!plan.dp_comm_overlap || !dp_active())) {
-      r.reduced = true;  // no overlap: every bucket is reduced after the last backward
+    if (!r.dp.reduced && (!plan.dp_comm_overlap || !dp_active())) {
+      r.dp.reduced = true;  // no overlap: every bucket is reduced after the last backward
       if (dp_active()) reduce_all(r);
     }
-    if (r.pending_dp > 0) return;
+    if (r.dp.pending > 0) return;
     r.finished = true;
     const Time wait_start = r.free_since;
     r.parts[kDp] += sim.now() - wait_start;
@@ -1054,7 +887,7 @@ class JobRun {
       if (count_traffic) carrier = &traffic_.emplace(*network, cache.capacities().size());
       runner_.emplace(simulation, *carrier, cache.router());
     }
-    comm_.emplace(simulation, cache, placement_, options, runner_ ? &*runner_ : nullptr);
+    comm_.emplace(simulation, cache, placement_, options_.gpus, runner_ ? &*runner_ : nullptr);
   }
 
   /// Starts a step now; `on_end` runs when its last rank has finished it.
@@ -1165,19 +998,39 @@ StageBreakdown& StageBreakdown::operator/=(double n) {
   return *this;
 }
 
-StepResult simulate_step(const System& system, const CollectiveProfile& collective,
-                         const Workload& workload, const ParallelPlan& plan,
-                         const StepOptions& options, StepCache* cache) {
-  check_job(system, plan, options);
-  std::optional<StepCache> own;
-  if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
-    cache = &own.emplace(system, collective, options.routing, options.collnet);
+namespace {
+
+/// What the jobs of one simulation run on: a cache that serves the system (the caller's, or
+/// one of its own), the simulation, and on the flow backend the network.
+struct Fabric {
+  Fabric(const System& system, const CollectiveProfile& collective, const StepOptions& options,
+         StepCache* given)
+      : cache(given) {
+    if (cache == nullptr || !cache->serves(system, collective, options.routing, options.collnet)) {
+      cache = &own.emplace(system, collective, options.routing, options.collnet);
+    }
+    if (options.backend == Backend::flow) network.emplace(simulation, cache->capacities());
   }
+  sim::FlowNetwork* flow_network() { return network ? &*network : nullptr; }
+
+  std::optional<StepCache> own;
+  StepCache* cache;
   sim::Simulation simulation;
   std::optional<sim::FlowNetwork> network;
-  if (options.backend == Backend::flow) network.emplace(simulation, cache->capacities());
+};
+
+}  // namespace
+
+StepResult simulate_step(const System& system, const CollectiveProfile& collective,
+                         const Workload& workload, const ParallelPlan& plan,
+                         const StepOptions& options, StepCache* given) {
+  check_job(system, plan, options);
+  Fabric fabric(system, collective, options, given);
+  StepCache* cache = fabric.cache;
+  sim::Simulation& simulation = fabric.simulation;
+  std::optional<sim::FlowNetwork>& network = fabric.network;
   std::vector<TraceEvent> trace;
-  JobRun job(simulation, *cache, network ? &*network : nullptr, false, workload, plan, options,
+  JobRun job(simulation, *cache, fabric.flow_network(), false, workload, plan, options,
              options.trace ? &trace : nullptr);
   // Traces: every link's rate after each re-solve, kept for the busiest links at the end.
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
@@ -1215,7 +1068,7 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
 
 SharedStepResult simulate_shared_steps(const System& system, const CollectiveProfile& collective,
                                        const std::vector<SharedJob>& jobs, int steps,
-                                       StepCache* cache) {
+                                       StepCache* given) {
   if (jobs.empty()) throw std::invalid_argument("simulate_shared_steps: no jobs");
   if (steps < 1) throw std::invalid_argument("simulate_shared_steps: steps must be >= 1");
   const StepOptions& first = jobs.front().options;
@@ -1243,13 +1096,10 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
       o = static_cast<int>(k);
     }
   }
-  std::optional<StepCache> own;
-  if (cache == nullptr || !cache->serves(system, collective, first.routing, first.collnet)) {
-    cache = &own.emplace(system, collective, first.routing, first.collnet);
-  }
-  sim::Simulation simulation;
-  std::optional<sim::FlowNetwork> network;
-  if (first.backend == Backend::flow) network.emplace(simulation, cache->capacities());
+  Fabric fabric(system, collective, first, given);
+  StepCache* cache = fabric.cache;
+  sim::Simulation& simulation = fabric.simulation;
+  std::optional<sim::FlowNetwork>& network = fabric.network;
 
   // Every job repeats its step, back to back, until each has finished `steps` of them after a
   // first one (all jobs start that one together at time 0, so it is not counted); a job that is
@@ -1258,7 +1108,7 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
   std::vector<std::unique_ptr<JobRun>> runs;
   std::vector<std::vector<StepResult>> finished(jobs.size());
   for (const SharedJob& job : jobs) {
-    runs.push_back(std::make_unique<JobRun>(simulation, *cache, network ? &*network : nullptr,
+    runs.push_back(std::make_unique<JobRun>(simulation, *cache, fabric.flow_network(),
                                             jobs.size() > 1, *job.workload, *job.plan, job.options,
                                             nullptr));
   }

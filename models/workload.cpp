@@ -137,6 +137,7 @@ class ProgramBuilder {
   }
   PassProgram take() {
     host_sync();
+    set_durations(program_);
     return std::move(program_);
   }
   /// Scales every compute duration (SM contention of an overlapped data-parallel reduction).
@@ -149,10 +150,16 @@ class ProgramBuilder {
         p.compute_seconds += op.seconds;
       }
     }
+    set_durations(p);
     return p;
   }
 
  private:
+  static void set_durations(PassProgram& p) {
+    for (WorkOp& op : p.ops)
+      op.duration = sim::Time::from_s(op.seconds);
+  }
+
   void compute(const char* name, ComputeKind kind, double seconds, double flops) {
     WorkOp w;
     w.kind = WorkOp::Kind::compute;

@@ -15,6 +15,7 @@
 #include "models/parallel_plan.hpp"
 #include "models/software_stack.hpp"
 #include "models/transformer.hpp"
+#include "sim/units.hpp"
 #include "topologies/gpu_spec.hpp"
 
 namespace fabricsim::models {
@@ -39,6 +40,7 @@ struct WorkOp {
   const char* name = "";
   ComputeKind compute = ComputeKind::gemm;
   double seconds = 0;  ///< compute duration on an otherwise idle GPU
+  sim::Time duration;  ///< `seconds` in the simulator's picoseconds (set with the program)
   /// Part of `seconds` that is not the kernel's own work: the gap between dependent kernels and
   /// the wait for a launch that takes longer than the kernel (host-bound).
   double overhead = 0;
