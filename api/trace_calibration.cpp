@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "models/compute_model.hpp"
+
 namespace fabricsim::api {
 
 namespace {
@@ -55,6 +57,14 @@ TraceFit fit_to_trace(const Evaluator& cluster, const Scenario& s,
                    "the trace marks no ProfilerStep: its whole window is taken as one step";
   }
   const std::array<double, 4> before = model_seconds(cluster, s, fit.compute);
+  // A trace is a real step, so what is fitted runs at its clock: fold the sustained clock into
+  // the bf16 GEMM and attention efficiencies (the same kernel times) and switch it off.
+  const double clock = models::sustained_clock(gpu, fit.compute, topologies::Precision::bf16);
+  for (topologies::Precision p : {topologies::Precision::bf16, topologies::Precision::fp16})
+    fit.compute.gemm_for(p).max_efficiency *= clock;
+  fit.compute.attention_forward_efficiency *= clock;
+  fit.compute.attention_backward_efficiency *= clock;
+  fit.compute.fitted_in_step = true;
   // Each class moves one parameter; GEMM time is launch + max(math, memory) and the classes
   // share nothing, so a few fixed-point rounds of parameter x model / trace converge.
   auto clamp = [](double e, bool& hit) {

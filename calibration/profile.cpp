@@ -63,41 +63,45 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
                           {"date", pr.date},
                           {"notes", pr.notes}});
   }
-  return {{"format", kFormat},
-          {"version", kVersion},
-          {"system", p.system},
-          {"gpu", p.gpu},
-          {"created", p.created},
-          {"compute",
-           {{"gemm", gemm},
-            {"attention_forward_efficiency", c.attention_forward_efficiency},
-            {"attention_backward_efficiency", c.attention_backward_efficiency},
-            {"attention_span_half", c.attention_span_half},
-            {"kernel_gap", time_string(c.kernel_gap)},
-            {"memory_efficiency", c.memory_efficiency},
-            {"kernel_launch", time_string(c.kernel_launch)},
-            {"comm_sm_contention", c.comm_sm_contention},
-            {"sustained_efficiency", c.sustained_efficiency},
-            {"sustained_source", c.sustained_source},
-            {"source", c.source}}},
-          {"collective",
-           {{"nvlink_efficiency", k.nvlink_efficiency},
-            {"network_efficiency", k.network_efficiency},
-            {"pcie_efficiency", k.pcie_efficiency},
-            {"nvls_factor", k.nvls_factor},
-            {"ll_wire_factor", k.ll_wire_factor},
-            {"ll128_wire_factor", k.ll128_wire_factor},
-            {"latency_scale", k.latency_scale},
-            {"launch_overhead", time_string(k.launch_overhead)},
-            {"p2p_latency_intra", time_string(k.p2p_latency_intra)},
-            {"p2p_latency_inter", time_string(k.p2p_latency_inter)},
-            {"channels", k.channels},
-            {"source", k.source}}},
-          {"fit",
-           {{"gemm", fit_gemm},
-            {"collective", p.collective_fit ? quality_to_json(*p.collective_fit) : nullptr}}},
-          {"provenance", provenance},
-          {"notes", p.notes}};
+  nlohmann::json out = {
+      {"format", kFormat},
+      {"version", kVersion},
+      {"system", p.system},
+      {"gpu", p.gpu},
+      {"created", p.created},
+      {"compute",
+       {{"gemm", gemm},
+        {"attention_forward_efficiency", c.attention_forward_efficiency},
+        {"attention_backward_efficiency", c.attention_backward_efficiency},
+        {"attention_span_half", c.attention_span_half},
+        {"kernel_gap", time_string(c.kernel_gap)},
+        {"memory_efficiency", c.memory_efficiency},
+        {"kernel_launch", time_string(c.kernel_launch)},
+        {"comm_sm_contention", c.comm_sm_contention},
+        {"sustained_efficiency", c.sustained_efficiency},
+        {"sustained_source", c.sustained_source},
+        {"source", c.source}}},
+      {"collective",
+       {{"nvlink_efficiency", k.nvlink_efficiency},
+        {"network_efficiency", k.network_efficiency},
+        {"pcie_efficiency", k.pcie_efficiency},
+        {"nvls_factor", k.nvls_factor},
+        {"ll_wire_factor", k.ll_wire_factor},
+        {"ll128_wire_factor", k.ll128_wire_factor},
+        {"latency_scale", k.latency_scale},
+        {"launch_overhead", time_string(k.launch_overhead)},
+        {"p2p_latency_intra", time_string(k.p2p_latency_intra)},
+        {"p2p_latency_inter", time_string(k.p2p_latency_inter)},
+        {"channels", k.channels},
+        {"source", k.source}}},
+      {"fit",
+       {{"gemm", fit_gemm},
+        {"collective", p.collective_fit ? quality_to_json(*p.collective_fit) : nullptr}}},
+      {"provenance", provenance},
+      {"notes", p.notes}};
+  // Written only when set, so profiles from before the key read and write back unchanged.
+  if (c.fitted_in_step) out["compute"]["fitted_in_step"] = true;
+  return out;
 }
 
 namespace {
@@ -164,6 +168,7 @@ CalibrationProfile profile_from_json(const sim::JsonValue& root) {
       if (p.compute.sustained_efficiency > 4) e->fail("a positive number of at most 4");
     }
     if (auto e = c.optional("sustained_source")) p.compute.sustained_source = e->as_string();
+    if (auto e = c.optional("fitted_in_step")) p.compute.fitted_in_step = e->as_bool();
     p.compute.source = c.required("source").as_string();
     c.finish();
   }

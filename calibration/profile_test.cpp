@@ -41,6 +41,7 @@ CalibrationProfile unusual_profile() {
   p.compute.kernel_launch = sim::Time::from_ps(4'321'987);
   p.compute.kernel_gap = sim::Time::from_ps(1'234'567);
   p.compute.comm_sm_contention = 1.25;
+  p.compute.fitted_in_step = true;
   p.compute.source = "compute: unit test, \"quoted\" and unicode \u00b5s";
   p.collective.nvlink_efficiency = 0.8 + 1.0 / 300.0;
   p.collective.network_efficiency = 0.9 + 1.0 / 700.0;
@@ -87,6 +88,7 @@ void check_same_profile(const CalibrationProfile& a, const CalibrationProfile& b
   CHECK(a.compute.kernel_launch == b.compute.kernel_launch);
   CHECK(a.compute.kernel_gap == b.compute.kernel_gap);
   CHECK(a.compute.comm_sm_contention == b.compute.comm_sm_contention);
+  CHECK(a.compute.fitted_in_step == b.compute.fitted_in_step);
   CHECK(a.compute.source == b.compute.source);
   CHECK(a.collective.nvlink_efficiency == b.collective.nvlink_efficiency);
   CHECK(a.collective.network_efficiency == b.collective.network_efficiency);

@@ -34,9 +34,9 @@ double peak_flops(const topologies::GpuSpec& gpu, Precision p) {
 }
 
 double math_seconds(const topologies::GpuSpec& gpu, const GemmParams& g, Precision p, double m,
-                    double n, double k, double batch) {
+                    double n, double k, double batch, double clock) {
   const double k_eff = k / (k + g.k_half);
-  const double rate = peak_flops(gpu, p) * g.max_efficiency * k_eff;
+  const double rate = peak_flops(gpu, p) * g.max_efficiency * k_eff * clock;
   if (gpu.sm_count <= 0) return 2.0 * m * n * k * batch / rate;
   // Every SM computes whole output tiles, padded ones included, one wave after another: the
   // time is the number of waves times one tile's work at one SM's share of the rate.
@@ -48,10 +48,10 @@ double math_seconds(const topologies::GpuSpec& gpu, const GemmParams& g, Precisi
 }  // namespace
 
 double gemm_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p,
-                    double m, double n, double k, double batch) {
+                    double m, double n, double k, double batch, double clock) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0.0;
   const GemmParams& g = profile.gemm_for(p);
-  const double math = math_seconds(gpu, g, p, m, n, k, batch);
+  const double math = math_seconds(gpu, g, p, m, n, k, batch, clock);
   // Operands in the GEMM's precision, output in bf16.
   const double bytes = ((m * k + k * n) * element_bytes(p) + m * n * 2.0) * batch;
   const double memory = bytes / (gpu.hbm_tb_per_s * 1e12 * profile.memory_efficiency);
@@ -62,6 +62,13 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
                        double m, double n, double k, double batch) {
   const double t = gemm_seconds(gpu, profile, p, m, n, k, batch);
   return t > 0 ? 2.0 * m * n * k * batch / t / peak_flops(gpu, p) : 0.0;
+}
+
+double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p) {
+  if (profile.fitted_in_step || (p != Precision::bf16 && p != Precision::fp16)) return 1.0;
+  const double burst = gpu.bf16_tflops * profile.gemm_for(Precision::bf16).max_efficiency;
+  if (gpu.sustained_bf16_tflops <= 0 || burst <= 0) return 1.0;
+  return std::min(1.0, gpu.sustained_bf16_tflops / burst);
 }
 
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,

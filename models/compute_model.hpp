@@ -11,14 +11,25 @@ namespace fabricsim::models {
 /// Bytes per element of a GEMM operand at a precision (fp8/mxfp8 1, nvfp4 0.5 + scales).
 double element_bytes(topologies::Precision p);
 
-/// Seconds for C[m,n] = A[m,k] B[k,n], `batch` times (a grouped GEMM counts its groups here).
+/// Seconds for C[m,n] = A[m,k] B[k,n], `batch` times (a grouped GEMM counts its groups here);
+/// `clock` scales the tensor-core rate (sustained_clock), not the memory roofline.
 double gemm_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                    topologies::Precision precision, double m, double n, double k,
-                    double batch = 1);
+                    topologies::Precision precision, double m, double n, double k, double batch = 1,
+                    double clock = 1);
 /// The efficiency (achieved / dense peak) gemm_seconds implies.
 double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                        topologies::Precision precision, double m, double n, double k,
                        double batch = 1);
+/// Fraction of the profile's tensor-core rate at `precision` that a whole training step sustains:
+/// a step is one long run at the power limit, where the clock settles below the boost clock that
+/// short GEMM benchmarks (and the fits resting on them) see. It is the GPU's sustained matmul rate
+/// (GpuSpec::sustained_bf16_tflops) over the rate the bf16 fit reaches on its best shapes, capped
+/// at 1 (a fit to saturated measurements is already sustained), for bf16/fp16 GEMMs and flash
+/// attention (bf16 tensor-core kernels); 1 where no sustained rate is published, for the other
+/// precisions, whose sustained rate has no public figure, and for a profile fitted to a real
+/// step (ComputeProfile::fitted_in_step).
+double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                       topologies::Precision precision);
 /// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores), each query
 /// attending `span` keys (efficiency ramps up with the span; 0 = long).
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,

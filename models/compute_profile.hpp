@@ -50,6 +50,9 @@ struct ComputeProfile {
   /// sustained_source.
   double sustained_efficiency = 1.0;
   std::string sustained_source;
+  /// The GEMM and attention efficiencies were fitted to the kernel times of a real training step
+  /// (`calibrate trace`): they already run at the step's clock, so sustained_clock() is 1.
+  bool fitted_in_step = false;
   std::string source;
 
   const GemmParams& gemm_for(topologies::Precision p) const { return gemm[static_cast<size_t>(p)]; }

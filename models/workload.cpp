@@ -46,7 +46,8 @@ class ProgramBuilder {
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
     if (m <= 0 || n <= 0 || k <= 0) return;
-    const double s = split_ * gemm_seconds(gpu_, profile_, p, m / split_, n, k, batch);
+    const double s = split_ * gemm_seconds(gpu_, profile_, p, m / split_, n, k, batch,
+                                           sustained_clock(gpu_, profile_, p));
     compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
     program_.ops.back().gemm = {m / split_, n, k, batch, split_, p};
   }
@@ -70,8 +71,9 @@ class ProgramBuilder {
   }
   void attention(const char* name, double flops, bool backward, double span) {
     const double library = attention_library_factor(software_.attention, gpu_.generation, backward);
+    const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
     compute(name, ComputeKind::attention,
-            attention_seconds(gpu_, profile_, flops, backward, span) / library, flops);
+            attention_seconds(gpu_, profile_, flops, backward, span) / library / clock, flops);
   }
   void memory(const char* name, double bytes) {
     if (bytes <= 0) return;

@@ -712,8 +712,11 @@ TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
   const double T = 4096, h = 4096;
   for (int layer : {0, 28, 31}) {
     CHECK(qkv[layer]->gemm.precision == Precision::bf16);
+    // At the B200's sustained bf16 clock (its default fit's ceiling is above 1429 TFLOP/s).
+    const double clock = sustained_clock(b200, p, Precision::bf16);
+    CHECK(clock < 1.0);
     CHECK(qkv[layer]->seconds ==
-          Approx(gemm_seconds(b200, p, Precision::bf16, T, 3 * h, h) + p.kernel_gap.s()));
+          Approx(gemm_seconds(b200, p, Precision::bf16, T, 3 * h, h, 1, clock) + p.kernel_gap.s()));
   }
   for (int layer : {1, 27}) {
     CHECK(qkv[layer]->gemm.precision == Precision::nvfp4);
@@ -732,4 +735,36 @@ TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
   CHECK(find_op(m.stages[0].chunks[0].forward, "router").gemm.precision == Precision::bf16);
   CHECK(find_op(m.stages[0].chunks[0].forward, "attn_scores").gemm.precision == Precision::bf16);
   CHECK(find_op(m.stages[0].chunks[0].forward, "expert_fc1").gemm.precision == Precision::fp8);
+}
+
+TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and memory do not",
+          "[workload]") {
+  // The same H100 with and without a published sustained matmul rate, with a burst-level bf16
+  // fit (0.845 of the peak, as the built-in H100 profile).
+  topologies::GpuSpec plain = h100();
+  plain.sustained_bf16_tflops = 0;
+  ComputeProfile p = default_compute_profile(h100());
+  p.gemm_for(Precision::bf16).max_efficiency = 0.845;
+  const double clock = sustained_clock(h100(), p, Precision::bf16);
+  REQUIRE(clock < 0.95);
+  for (Precision precision : {Precision::bf16, Precision::fp8}) {
+    INFO(topologies::to_string(precision));
+    Case c = make_case("llama2-7b", 1, 1, 8, 8);
+    c.training.precision = precision;
+    const Workload sustained = build_workload(c.model, c.plan, c.training, h100(), p);
+    const Workload burst = build_workload(c.model, c.plan, c.training, plain, p);
+    const PassProgram& s = sustained.stages[0].chunks[0].forward;
+    const PassProgram& b = burst.stages[0].chunks[0].forward;
+    const auto work = [](const WorkOp& op) { return op.seconds - op.overhead; };
+    // Attention is bf16 in every recipe; the LM head stays bf16 too.
+    CHECK(work(find_op(s, "attn")) == Approx(work(find_op(b, "attn")) / clock).epsilon(1e-12));
+    const double launch = p.gemm_for(Precision::bf16).launch.s();
+    CHECK(work(find_op(s, "lm_head")) - launch ==
+          Approx((work(find_op(b, "lm_head")) - launch) / clock).epsilon(1e-9));
+    const double qkv = precision == Precision::bf16 ? clock : 1.0;
+    const double qkv_launch = p.gemm_for(precision).launch.s();
+    CHECK(work(find_op(s, "qkv")) - qkv_launch ==
+          Approx((work(find_op(b, "qkv")) - qkv_launch) / qkv).epsilon(1e-9));
+    CHECK(find_op(s, "norm").seconds == find_op(b, "norm").seconds);
+  }
 }

@@ -61,6 +61,14 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // 108 SMs; H100 SXM5: 132 SMs, as the H200 and H800 that share the GH100 configuration; the
   // H200 count was also read as 132 by PyTorch on an H200 of this workplace) and the Blackwell
   // product pages (B200/GB200: 148 SMs; B300/GB300: 160 SMs).
+  // Sustained matmul rate (MSMF of stas00/ml-engineering's mamf-finder.py v4: the highest rate a
+  // shape holds over a 2 s window at the power limit, against MAMF, the burst at the boost
+  // clock): 755 TFLOP/s bf16 on an H200 (MAMF 834), published with the benchmark's explainer.
+  // The H100 SXM5 and H800 share the H200's GH100 compute and 700 W limit, so the same figure.
+  constexpr double kGh100SustainedBf16 = 755;
+  // B200 (1000 W): 1429 TFLOP/s sustained, the same explainer (its clock settles near 1450 MHz
+  // from the 1965 MHz boost once a matmul fills every SM at the power limit).
+  constexpr double kB200SustainedBf16 = 1429;
   static const std::vector<GpuSpec> catalog = {
       {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
        1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional."},
@@ -68,18 +76,21 @@ const std::vector<GpuSpec>& gpu_catalog() {
        2.039, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "Same compute as the 40 GB part."},
       {"H100-SXM5", "H100-SXM5", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
        3.35, 700, 18, 25, "H100-DS-COPY, GK-H100, HC34-NVSWITCH, KARVAI",
-       "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips."},
+       "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips.",
+       kGh100SustainedBf16},
       {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141, 4.8,
-       700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100."},
+       700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100.",
+       kGh100SustainedBf16},
       {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80, 3.35,
        700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
        "hardware.json gives no H800 FLOP figures but describes its low-precision compute as the "
        "H100's, so the H100 SXM5 peaks and TDP are used. NVLink limited to 400 GB/s "
-       "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived)."},
+       "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived).",
+       kGh100SustainedBf16},
       {"B200", "B200 (HGX/DGX, 1000 W)", GpuGeneration::blackwell, 148, 2250, 2250, 4500, 9000,
        1100, 180, 8.0, 1000, 18, 50,
        "GK-B200, DGXB200-UG, DGXB200-SUMMARY, VULTR-B200, HMC-GB200, RILLOR, GB200-RA-NET",
-       "NVLink5: 18 links x 100 GB/s bidirectional."},
+       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16},
       {"GB200", "GB200 (per GPU, 1200 W config)", GpuGeneration::blackwell, 148, 2500, 2500, 5000,
        10000, 1250, 186, 8.0, 1200, 18, 50,
        "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", ""},
