@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "models/megatron_bridge_flops.hpp"
 #include "models/step_cache.hpp"
 #include "models/straggler_model.hpp"
 #include "sim/input_error.hpp"
@@ -221,10 +222,13 @@ TrainingMetrics training_metrics(const Scenario& s, const models::Workload& work
   const double gpus = s.gpus;
   m.tokens_per_s = workload.tokens_per_step / m.step_time_s;
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
-  // As the framework reports it: some count causal attention as half the score matrix.
+  // As the framework reports it (Megatron-Bridge: its own closed form, for pre-training).
+  const bool bridge = s.lowering.software.flop_count == models::FlopCount::megatron_bridge;
   const double model_flops =
-      workload.model_flops -
-      (s.lowering.software.causal_flops ? 0.5 * workload.model_attention_flops : 0.0);
+      bridge ? models::megatron_bridge_flops_per_token(
+                   s.model, models::sequence_length(s.training, s.model), s.plan.tp) *
+                   workload.tokens_per_step
+             : workload.model_flops;
   m.model_tflops_per_gpu = model_flops / m.step_time_s / gpus * 1e-12;
   const int seq = models::sequence_length(s.training, s.model);
   const int span = s.training.task == models::TrainingTask::sft

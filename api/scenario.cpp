@@ -151,6 +151,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     // The MoE token dispatcher of the run (Megatron-Core's moe_token_dispatcher_type alltoall, or
     // flex with the DeepEP backend), over the preset's.
     if (choice.deepep) sc.lowering.software.deepep = *choice.deepep;
+    if (choice.grouped_gemm) sc.lowering.software.grouped_gemm = *choice.grouped_gemm;
   }
   {
     const models::SoftwareStack& stack = sc.lowering.software;
@@ -235,6 +236,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"cuda_graphs", models::to_string(stack.cuda_graphs)},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
+          {"grouped_gemm", models::to_string(stack.grouped_gemm)},
           {"documented", stack.documented}};
 }
 

@@ -154,6 +154,27 @@ constexpr Setting kSettings[] = {
          .fallback = "preset",
          .meaning = "GPUs attached to the same first-tier switch chips"},
         count_field(in_nvlink<&topologies::NvlinkDomainSpec::gpus_per_board>())),
+    row({.pointer = "/system/nvlink/segment",
+         .kind = SettingKind::count,
+         .type = "positive integer",
+         .fallback = "the whole domain",
+         .meaning = "GPUs of each NVLink domain the job takes (Slurm `--segment` x GPUs per "
+                    "node): consecutive ranks fill domains of this many GPUs; a multiple of the "
+                    "GPUs per server, at most the domain; on a one-board domain the board shrinks "
+                    "with it (the same switch chips, fewer GPUs on them)"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           topologies::ClusterSpec& c = t.scenario.cluster;
+           if (!c.nvlink) v.fail("a system with an NVLink domain");
+           topologies::NvlinkDomainSpec& nv = *c.nvlink;
+           const int n = v.as_positive_int32();
+           if (n > nv.gpus_per_domain || n % c.gpus_per_server != 0) {
+             v.fail(fmt::format("a multiple of the {} GPUs per server, at most the domain's {}",
+                                c.gpus_per_server, nv.gpus_per_domain));
+           }
+           if (nv.gpus_per_board == nv.gpus_per_domain) nv.gpus_per_board = n;
+           nv.gpus_per_domain = n;
+         },
+         [](const Scenario&) -> json { return json(); }}),
     row({.pointer = "/system/nvlink/chip_ports",
          .kind = SettingKind::count,
          .type = "positive integer",
@@ -594,6 +615,22 @@ constexpr Setting kSettings[] = {
          },
          [](const Scenario& s) -> json {
            return s.lowering.software.deepep ? "deepep" : "alltoall";
+         }}),
+    row({.pointer = "/software/grouped_gemm",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "`multi_stream` (one cuBLAS GEMM per expert on 4 streams, Transformer "
+                    "Engine's GroupedLinear) or `fused` (one grouped kernel over the experts: "
+                    "CUTLASS, cuBLASLt grouped GEMM, DeepGEMM): how the expert GEMMs run",
+         .choices = "multi_stream|fused"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.grouped_gemm = v.as_string() == "fused"
+                                         ? models::GroupedGemmKernel::fused
+                                         : models::GroupedGemmKernel::multi_stream;
+         },
+         [](const Scenario& s) -> json {
+           return models::to_string(s.lowering.software.grouped_gemm);
          }}),
 
     // the calibration profile

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/software_stack.hpp"
 #include "sim/json_reader.hpp"
 
 namespace fabricsim::api {
@@ -23,7 +24,8 @@ struct Scenario;
 /// The `software` section as written; read_scenario resolves it to a stack preset.
 struct SoftwareChoice {
   std::string framework, version, released;
-  std::optional<bool> deepep;  ///< moe_dispatcher, over the preset's
+  std::optional<bool> deepep;                             ///< moe_dispatcher, over the preset's
+  std::optional<models::GroupedGemmKernel> grouped_gemm;  ///< grouped_gemm, over the preset's
 };
 
 /// What the settings are read into.

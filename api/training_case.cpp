@@ -1,6 +1,10 @@
 #include "api/training_case.hpp"
 
 #include <algorithm>
+#include <cctype>
+
+#include "models/model_presets.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
 
@@ -57,6 +61,47 @@ CasePlanSizes case_plan_sizes(const calibration::Case& c) {
   return s;
 }
 
+namespace {
+
+/// The preset named as the case names its model (lower case, spaces as '-': "GPT-OSS 120B" is
+/// gpt-oss-120b) whose layers, hidden size, heads and KV heads are the case's; nullptr otherwise.
+const models::TransformerConfig* matching_preset(const calibration::CaseModel& m) {
+  std::string name = m.name;
+  for (char& ch : name) {
+    ch = ch == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  const models::TransformerConfig* p = models::find_model(name);
+  if (p == nullptr || p->mla || p->layers != m.layers || p->hidden != m.hidden ||
+      p->heads != m.heads || p->kv_heads != m.kv_heads.value_or(m.heads)) {
+    return nullptr;
+  }
+  return p;
+}
+
+/// GPUs per NVLink domain a Megatron-Bridge benchmark job takes, 0 for the whole domain. Its
+/// performance scripts launch a job that spans more than one multi-node NVLink domain (GB200,
+/// GB300 NVL72: 4 GPUs per node, 18 nodes per rack) with Slurm --segment set to the largest
+/// divisor of the node count that fits a rack (scripts/performance/utils/executors.py, v0.2.0):
+/// 256 GPUs run as 4 segments of 16 nodes, 64 GPUs in each rack.
+int launch_segment(const calibration::Case& c) {
+  if (!c.framework || c.framework->name != "megatron-bridge") return 0;
+  const topologies::SystemPreset* preset = topologies::find_system(c.system);
+  if (preset == nullptr || c.gpus <= 0) return 0;
+  const topologies::ClusterSpec spec = preset->make(c.gpus);
+  if (!spec.nvlink || spec.nvlink->gpus_per_domain <= spec.gpus_per_server ||
+      c.gpus <= spec.nvlink->gpus_per_domain || c.gpus % spec.gpus_per_server != 0) {
+    return 0;
+  }
+  const int nodes = c.gpus / spec.gpus_per_server;
+  const int rack = spec.nvlink->gpus_per_domain / spec.gpus_per_server;
+  for (int d = rack; d > 0; --d) {
+    if (nodes % d == 0) return d == rack ? 0 : d * spec.gpus_per_server;
+  }
+  return 0;
+}
+
+}  // namespace
+
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
   const calibration::CaseParallelism& p = *c.parallelism;
@@ -73,6 +118,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   // is the gated SwiGLU of Llama-style models (ffn ~ 8h/3).
   const int ffn = m.ffn.value_or(4 * m.hidden);
   model["mlp"] = ffn == 4 * m.hidden ? "gelu" : "swiglu";
+  // What the case format does not carry (the head width where it is not hidden / heads, the
+  // MLP's gate) comes from the model preset of the same name, when its dimensions agree.
+  if (const models::TransformerConfig* preset = matching_preset(m)) {
+    model["head_dim"] = preset->head_dim;
+    model["mlp"] = models::mlp_kind_name(preset->mlp);
+  }
   if (m.mla) {
     // MLA has no separate key/value heads: every query head has its own compressed k/v.
     model["kv_heads"] = m.heads;
@@ -130,12 +181,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  nlohmann::json doc = {{"system", {{"preset", c.system}, {"gpus", c.gpus}}},
-                        {"software", software},
-                        {"model", model},
-                        {"parallelism", parallelism},
-                        {"training", training},
-                        {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
+  nlohmann::json system = {{"preset", c.system}, {"gpus", c.gpus}};
+  if (const int segment = launch_segment(c); segment > 0) system["nvlink"] = {{"segment", segment}};
+  nlohmann::json doc = {
+      {"system", system},     {"software", software},
+      {"model", model},       {"parallelism", parallelism},
+      {"training", training}, {"simulation", {{"backend", "flow"}, {"ignore_memory", true}}}};
   if (sizes.searched || sizes.micro_batch_searched) {
     doc["comment"] = sizes.searched ? "the case does not state its plan: the sizes here are "
                                       "placeholders, validate searches it"

@@ -8,6 +8,7 @@
 
 #include "api/scenario.hpp"
 #include "models/parallel_plan.hpp"
+#include "sim/input_error.hpp"
 #include "sim/json_reader.hpp"
 
 using namespace fabricsim;
@@ -78,6 +79,27 @@ TEST_CASE("an MoE/MLA case keeps its experts and latent-attention dims", "[valid
   CHECK(s.plan.ep == 64);
 }
 
+TEST_CASE("a case takes the head width and gate of the model preset of its name", "[validate]") {
+  calibration::Case c = moe_case();
+  c.model->name = "GPT-OSS 120B";
+  c.model->mla.reset();
+  c.model->attention = "gqa";
+  c.model->layers = 36;
+  c.model->hidden = 2880;
+  c.model->ffn = 2880;
+  c.model->heads = 64;
+  c.model->kv_heads = 8;
+  const Scenario s = read(training_case_scenario(c));
+  // 64 heads of 64, not 2880 / 64 = 45; the quick-GELU gate, not SwiGLU.
+  CHECK(s.model.head_dim == 64);
+  CHECK(s.model.mlp == models::MlpKind::quick_geglu);
+  // Another shape under the same name is not that model: the width defaults stand.
+  c.model->kv_heads = 4;
+  const Scenario other = read(training_case_scenario(c));
+  CHECK(other.model.head_dim == 45);
+  CHECK(other.model.mlp == models::MlpKind::swiglu);
+}
+
 TEST_CASE("a case whose layers do not divide into the stages gives the ends fewer", "[validate]") {
   const Scenario s = read(training_case_scenario(moe_case()));
   const std::vector<int> per = models::layers_per_virtual_stage(s.plan, s.model.layers);
@@ -120,6 +142,38 @@ TEST_CASE("a case's framework selects its software preset", "[validate]") {
   CHECK(s.plan.tp_comm_overlap);
   c.framework.reset();
   CHECK(read(training_case_scenario(c)).lowering.software.id == "default");
+}
+
+TEST_CASE("a Megatron-Bridge job beyond one NVL72 rack runs in Slurm segments", "[validate]") {
+  // moe_case: 256 GPUs of GB200 NVL72 = 64 nodes of 4; the largest divisor of 64 that fits 18
+  // nodes per rack is 16: 64 GPUs in each of 4 racks (Bridge's executors.py --segment).
+  calibration::Case c = moe_case();
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  const nlohmann::json doc = training_case_scenario(c);
+  CHECK(doc["system"]["nvlink"]["segment"] == 64);
+  const Scenario s = read(doc);
+  REQUIRE(s.cluster.nvlink);
+  CHECK(s.cluster.nvlink->gpus_per_domain == 64);
+  CHECK(s.cluster.nvlink->gpus_per_board == 64);
+  // 144 GPUs = 36 nodes fill two racks of 18: whole domains, no segment; one rack or fewer, or
+  // another framework's launcher: none either.
+  for (int gpus : {144, 72, 32}) {
+    c.gpus = gpus;
+    CHECK_FALSE(training_case_scenario(c)["system"].contains("nvlink"));
+  }
+  c.gpus = 256;
+  c.framework = calibration::CaseFramework{"nemo", "24.07", "2024-07"};
+  CHECK_FALSE(training_case_scenario(c)["system"].contains("nvlink"));
+}
+
+TEST_CASE("system.nvlink.segment: a multiple of the server, at most the domain", "[validate]") {
+  nlohmann::json doc = training_case_scenario(moe_case());
+  for (int bad : {66, 76}) {
+    doc["system"]["nvlink"] = {{"segment", bad}};
+    CHECK_THROWS_AS(read(doc), sim::InputError);
+  }
+  doc["system"]["nvlink"] = {{"segment", 72}};
+  CHECK(read(doc).cluster.nvlink->gpus_per_domain == 72);
 }
 
 namespace {

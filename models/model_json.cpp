@@ -221,9 +221,10 @@ TransformerConfig read_model(const JsonValue& v) {
   }
   read_into(r, "tied_embeddings", false, c.tied_embeddings, as_bool);
   read_into(r, "mlp", false, c.mlp, [](const JsonValue& x) {
-    const std::string kind = x.as_enum({"gelu", "swiglu", "squared_relu"});
+    const std::string kind = x.as_enum({"gelu", "swiglu", "squared_relu", "quick_geglu"});
     if (kind == "swiglu") return MlpKind::swiglu;
     if (kind == "squared_relu") return MlpKind::squared_relu;
+    if (kind == "quick_geglu") return MlpKind::quick_geglu;
     return MlpKind::gelu;
   });
   read_into(r, "bias", false, c.bias, as_bool);

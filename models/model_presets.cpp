@@ -85,6 +85,43 @@ TransformerConfig deepseek_v3() {
   return c;
 }
 
+/// Qwen3 MoE: GQA with head width 128 (not hidden / heads), QK-norm, SwiGLU experts, no shared
+/// expert, every layer MoE, untied embeddings.
+TransformerConfig qwen3_moe(std::string name, int layers, int hidden, int heads, int expert_ffn,
+                            int ffn, std::string source) {
+  TransformerConfig c =
+      llama(std::move(name), layers, hidden, ffn, heads, 4, 151936, 4096, std::move(source));
+  c.head_dim = 128;
+  MoeConfig m;
+  m.experts = 128;
+  m.top_k = 8;
+  m.expert_ffn = expert_ffn;
+  m.capacity_factor = 0;  // the report's global-batch load balancing routes without dropping
+  c.moe = m;
+  return c;
+}
+
+TransformerConfig gpt_oss_120b() {
+  TransformerConfig c = llama(
+      "gpt-oss-120b", 36, 2880, 2880, 64, 8, 201088, 4096,
+      "openai/gpt-oss-120b config.json and its model card (arXiv:2508.10925, Table 1): 36 "
+      "layers, hidden 2880, 64 query heads of 64, 8 KV heads, 128 experts top-4 of width 2880 "
+      "with the clamped gate x sigmoid(1.702 x) (up + 1) (swiglu_limit 7), vocab 201088, "
+      "untied; its attention and expert biases are not counted (<0.1%); 116.83B total, 5.13B "
+      "active counting the embedding once. "
+      "The training length is not published (4096 here); the banded attention of every other "
+      "layer (window 128) and the attention sinks are not modelled.");
+  c.head_dim = 64;
+  c.mlp = MlpKind::quick_geglu;
+  MoeConfig m;
+  m.experts = 128;
+  m.top_k = 4;
+  m.expert_ffn = 2880;
+  m.capacity_factor = 0;
+  c.moe = m;
+  return c;
+}
+
 TransformerConfig nemotron4_340b() {
   TransformerConfig c;
   c.name = "nemotron-4-340b";
@@ -174,6 +211,19 @@ std::vector<TransformerConfig> build_presets() {
       "total, 39B active."));
   out.push_back(deepseek_v3());
   out.push_back(nemotron4_340b());
+  const char* qwen3 =
+      "Qwen3 Technical Report (arXiv:2505.09388) Table 2 and sec. 3.2 (pre-training sequences of "
+      "4096) and the Qwen/Qwen3-*-A*B config.json files: GQA 4 KV heads, head_dim 128, 128 "
+      "experts top-8, no shared expert, vocab 151936, untied";
+  out.push_back(qwen3_moe("qwen3-30b-a3b", 48, 2048, 32, 768, 6144,
+                          std::string(qwen3) +
+                              "; 30B-A3B: 48 layers, hidden 2048, 32 query heads, expert "
+                              "width 768 (30.5B total, 3.3B activated)."));
+  out.push_back(qwen3_moe("qwen3-235b-a22b", 94, 4096, 64, 1536, 12288,
+                          std::string(qwen3) +
+                              "; 235B-A22B: 94 layers, hidden 4096, 64 query heads, expert "
+                              "width 1536 (235B total, 22B activated)."));
+  out.push_back(gpt_oss_120b());
   return out;
 }
 

@@ -24,13 +24,32 @@ TEST_CASE("preset parameter counts match the published ones", "[model]") {
   // model is 1.65B by the paper's own parameter formula and is rounded up in its name, so it is
   // compared against 1.65.
   static const Published kPublished[] = {
-      {"gpt3-175b", 175.0, 0},        {"megatron-1.7b", 1.65, 0},    {"megatron-3.6b", 3.6, 0},
-      {"megatron-7.5b", 7.5, 0},      {"megatron-18.4b", 18.4, 0},   {"megatron-39.1b", 39.1, 0},
-      {"megatron-76.1b", 76.1, 0},    {"megatron-145.6b", 145.6, 0}, {"megatron-310.1b", 310.1, 0},
-      {"megatron-529.6b", 529.6, 0},  {"megatron-1t", 1008.0, 0},    {"llama2-7b", 6.74, 0},
-      {"llama2-13b", 13.0, 0},        {"llama2-70b", 69.0, 0},       {"llama3-8b", 8.03, 0},
-      {"llama3-70b", 70.6, 0},        {"llama3-405b", 405.0, 0},     {"mixtral-8x7b", 46.7, 12.9},
-      {"mixtral-8x22b", 141.0, 39.0}, {"deepseek-v3", 671.0, 37.0},  {"nemotron-4-340b", 341.0, 0},
+      {"gpt3-175b", 175.0, 0},
+      {"megatron-1.7b", 1.65, 0},
+      {"megatron-3.6b", 3.6, 0},
+      {"megatron-7.5b", 7.5, 0},
+      {"megatron-18.4b", 18.4, 0},
+      {"megatron-39.1b", 39.1, 0},
+      {"megatron-76.1b", 76.1, 0},
+      {"megatron-145.6b", 145.6, 0},
+      {"megatron-310.1b", 310.1, 0},
+      {"megatron-529.6b", 529.6, 0},
+      {"megatron-1t", 1008.0, 0},
+      {"llama2-7b", 6.74, 0},
+      {"llama2-13b", 13.0, 0},
+      {"llama2-70b", 69.0, 0},
+      {"llama3-8b", 8.03, 0},
+      {"llama3-70b", 70.6, 0},
+      {"llama3-405b", 405.0, 0},
+      {"mixtral-8x7b", 46.7, 12.9},
+      {"mixtral-8x22b", 141.0, 39.0},
+      {"deepseek-v3", 671.0, 37.0},
+      {"nemotron-4-340b", 341.0, 0},
+      {"qwen3-30b-a3b", 30.5, 3.3},
+      {"qwen3-235b-a22b", 235.0, 22.0},
+      // The model card's 5.13B active counts the 0.58B embedding once; untied, we count the
+      // output layer too (the convention of Mixtral and DeepSeek-V3 above).
+      {"gpt-oss-120b", 116.83, 5.13 + 0.58},
   };
   REQUIRE(std::size(kPublished) == model_presets().size());
   for (const Published& row : kPublished) {

@@ -44,6 +44,16 @@ const char* to_string(FsdpImpl f) {
   return "?";
 }
 
+const char* to_string(GroupedGemmKernel k) {
+  switch (k) {
+    case GroupedGemmKernel::fused:
+      return "fused";
+    case GroupedGemmKernel::multi_stream:
+      return "multi_stream";
+  }
+  return "?";
+}
+
 namespace {
 
 // Megatron-Core's DDP bucket: max(40M, 1M x DP) parameters (distributed_data_parallel_config.py
@@ -67,6 +77,14 @@ const SoftwareFact kAlltoall{
     "MoE alltoall token dispatcher: per-expert token counts copied to the host once per MoE layer "
     "(dropless)",
     "Megatron-Core moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher, tokens_per_expert .cpu())"};
+
+const SoftwareFact kGroupedLinear{
+    "MoE experts through Transformer Engine's GroupedLinear (moe_grouped_gemm): the per-expert "
+    "path reads the token counts on the host and launches one cuBLAS GEMM per expert on a pool of "
+    "4 compute streams",
+    "Transformer Engine docs, MoE 'Grouped GEMM' (per-expert GEMMs on a pool of CUDA streams); "
+    "transformer_engine/common/util/multi_stream.cpp get_num_compute_streams() = 4; "
+    "Megatron-Core moe/experts.py TEGroupedMLP"};
 
 std::vector<SoftwareStack> make_presets() {
   std::vector<SoftwareStack> out;
@@ -107,6 +125,7 @@ std::vector<SoftwareStack> make_presets() {
                kTpOverlap,
                kMcoreBuckets,
                kAlltoall,
+               kGroupedLinear,
                {"no CUDA graphs in the training loop", "Megatron-LM r0.8.0 README, H100 table"}};
     out.push_back(s);
   }
@@ -119,6 +138,7 @@ std::vector<SoftwareStack> make_presets() {
                kTpOverlap,
                kMcoreBuckets,
                kAlltoall,
+               kGroupedLinear,
                {"FP8 with delayed scaling (amax history) through Transformer Engine",
                 "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"}};
     out.push_back(s);
@@ -133,7 +153,7 @@ std::vector<SoftwareStack> make_presets() {
     s.nvfp4_bf16_first = 0;
     s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
-    s.causal_flops = true;
+    s.flop_count = FlopCount::megatron_bridge;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
@@ -145,11 +165,13 @@ std::vector<SoftwareStack> make_presets() {
                {"Transformer Engine CUDA graphs over the attention part of each layer "
                 "(cuda_graph_impl transformer_engine, scope attn)",
                 "Megatron-Bridge scripts/performance recipes 25.09"},
-               {"reported TFLOP/s per GPU count causal attention: the core-attention term of "
-                "each layer's FLOPs takes seq/2",
+               {"reported TFLOP/s per GPU count Megatron-Bridge's closed form: causal attention "
+                "(seq/2), kv_channels x heads projections, routed top-k and shared experts, MLA, "
+                "the padded vocabulary, a 3/2 gate only for SiLU, no router",
                 "Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py "
-                "(attn_layer_flops: hidden + hidden x groups/heads + core_seq/2)"},
+                "transformer_flops() at v0.2.0 (7af9601c)"},
                kAlltoall,
+               kGroupedLinear,
                {"the DeepSeek-V3 recipes switch MoE dispatch to the flex dispatcher with DeepEP; "
                 "a framework-level preset keeps the default alltoall dispatcher",
                 "Megatron-Bridge scripts/performance recipes (moe_token_dispatcher_type, "
@@ -275,7 +297,12 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "";
     s.released = "2024-12";
     s.deepep = true;
-    s.facts = {{"expert-parallel dispatch and combine through DeepSeek's own all-to-all kernels "
+    s.grouped_gemm = GroupedGemmKernel::fused;
+    s.facts = {{"expert GEMMs as one grouped FP8 kernel over the experts (contiguous layout for "
+                "training), released as DeepGEMM",
+                "deepseek-ai/DeepGEMM README (grouped GEMMs, contiguous layout, used in "
+                "DeepSeek-V3 training and inference)"},
+               {"expert-parallel dispatch and combine through DeepSeek's own all-to-all kernels "
                 "(IB to one GPU per node, NVLink forwarding, node-limited routing), released as "
                 "DeepEP",
                 "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, section 3.2.2; "

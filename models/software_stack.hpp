@@ -25,6 +25,23 @@ enum class CudaGraphs : uint8_t { none, attention, full };
 const char* to_string(CudaGraphs g);
 
 enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, megatron_fsdp };
+
+/// How the experts' GEMMs of an MoE layer run (models/grouped_gemm).
+enum class GroupedGemmKernel : uint8_t {
+  /// One kernel over every expert (CUTLASS or cuBLASLt grouped GEMM, DeepGEMM): the experts'
+  /// output tiles share the waves, one launch.
+  fused,
+  /// One cuBLAS GEMM per expert, issued round-robin on a pool of streams (Transformer Engine's
+  /// GroupedLinear per-expert path): the GEMMs of one round share the SMs, each round ends with
+  /// its slowest, and the host launches every GEMM.
+  multi_stream,
+};
+const char* to_string(GroupedGemmKernel k);
+
+/// How the framework counts the model FLOPs it reports (TFLOP/s per GPU, MFU): the GEMMs of the
+/// model with attention over the full score matrix (Narayanan et al.'s convention, Megatron-LM
+/// and NeMo through 24.07), or Megatron-Bridge's closed form (models/megatron_bridge_flops).
+enum class FlopCount : uint8_t { megatron_lm, megatron_bridge };
 const char* to_string(FsdpImpl f);
 
 struct SoftwareFact {
@@ -42,6 +59,8 @@ struct SoftwareStack {
   CudaGraphs cuda_graphs = CudaGraphs::none;
   FsdpImpl fsdp = FsdpImpl::none;
   bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
+  GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
+  int grouped_gemm_streams = 4;  ///< streams of the multi_stream path
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
   bool moe_host_sync = true;
@@ -55,9 +74,7 @@ struct SoftwareStack {
   double nvfp4_bf16_first = 2.0 / 62.0;
   double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
-  /// The framework reports model FLOPs (TFLOP/s per GPU, MFU) counting causal attention, half
-  /// the score matrix, instead of Megatron's full-attention convention.
-  bool causal_flops = false;
+  FlopCount flop_count = FlopCount::megatron_lm;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };

@@ -11,7 +11,7 @@ double moe_rank_load(const MoeConfig& moe) {
 namespace {
 
 int mlp_matrices(MlpKind kind) {
-  return kind == MlpKind::swiglu ? 3 : 2;
+  return is_gated(kind) ? 3 : 2;
 }
 
 /// Weights of one MLP of width `ffn`; biases sit on every matrix's output.
@@ -85,8 +85,14 @@ const char* mlp_kind_name(MlpKind kind) {
       return "swiglu";
     case MlpKind::squared_relu:
       return "squared_relu";
+    case MlpKind::quick_geglu:
+      return "quick_geglu";
   }
   return "gelu";
+}
+
+bool is_gated(MlpKind kind) {
+  return kind == MlpKind::swiglu || kind == MlpKind::quick_geglu;
 }
 
 bool is_moe_layer(const TransformerConfig& config, int layer) {

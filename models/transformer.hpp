@@ -8,11 +8,16 @@
 
 namespace fabricsim::models {
 
-/// swiglu is gated (gate, up and down matrices); gelu and squared_relu have up and down only.
-enum class MlpKind { gelu, swiglu, squared_relu };
+/// swiglu and quick_geglu are gated (gate, up and down matrices); gelu and squared_relu have up
+/// and down only. quick_geglu is GPT-OSS's gate x sigmoid(1.702 x) (a quick GELU, not SiLU) times
+/// (up + 1), clamped: the same matrices as SwiGLU, counted apart where a FLOP formula tells
+/// SiLU from other gates.
+enum class MlpKind { gelu, swiglu, squared_relu, quick_geglu };
 
-/// "gelu", "swiglu" or "squared_relu", as written in JSON.
+/// "gelu", "swiglu", "squared_relu" or "quick_geglu", as written in JSON.
 const char* mlp_kind_name(MlpKind kind);
+/// Whether the MLP has a gate matrix beside its up matrix.
+bool is_gated(MlpKind kind);
 
 struct MoeConfig;
 /// Tokens the simulated (most loaded) rank's experts process, over the balanced mean.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "models/compute_model.hpp"
+#include "models/grouped_gemm.hpp"
 #include "models/precision_recipe.hpp"
 
 namespace fabricsim::models {
@@ -39,8 +40,8 @@ struct Shapes {
 class ProgramBuilder {
  public:
   ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                 AttentionKernel attention_kernel)
-      : gpu_(gpu), profile_(profile), attention_kernel_(attention_kernel) {}
+                 const SoftwareStack& software)
+      : gpu_(gpu), profile_(profile), software_(software) {}
 
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
@@ -49,6 +50,16 @@ class ProgramBuilder {
                                            sustained_clock(gpu_, profile_, p));
     compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
     program_.ops.back().gemm = {m / split_, n, k, batch, split_, p};
+  }
+  /// The `groups` experts' GEMMs of one shape, as the software runs them (models/grouped_gemm);
+  /// the host launches each kernel of the multi-stream path.
+  void grouped_gemm(const char* name, Precision p, double m, double n, double k, int groups) {
+    if (m <= 0 || n <= 0 || k <= 0 || groups <= 0) return;
+    const GroupedGemmCost c = models::grouped_gemm(
+        gpu_, profile_, p, m, n, k, groups, software_.grouped_gemm, software_.grouped_gemm_streams);
+    kernels_ = c.kernels;
+    compute(name, ComputeKind::gemm, c.seconds, 2.0 * m * n * k * groups);
+    program_.ops.back().gemm = {m, n, k, static_cast<double>(groups), 1, p};
   }
   /// Runs the GEMMs `body` adds as `chunks` row chunks (communication-overlap decomposition).
   template <class Body>
@@ -59,7 +70,7 @@ class ProgramBuilder {
     split_ = saved;
   }
   void attention(const char* name, double flops, bool backward, double span) {
-    const double library = attention_library_factor(attention_kernel_, gpu_.generation, backward);
+    const double library = attention_library_factor(software_.attention, gpu_.generation, backward);
     const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
     compute(name, ComputeKind::attention,
             attention_seconds(gpu_, profile_, flops, backward, span) / library / clock, flops);
@@ -184,7 +195,7 @@ class ProgramBuilder {
 
   const topologies::GpuSpec& gpu_;
   const ComputeProfile& profile_;
-  AttentionKernel attention_kernel_;
+  const SoftwareStack& software_;
   double contended_ = 0;
   double host_s_ = 0;    ///< host issue time since the last sync
   double queued_s_ = 0;  ///< GPU time queued since the last sync
@@ -228,7 +239,7 @@ LayerParams layer_params(const TransformerConfig& m, const Shapes& s, int layer,
     attention = h * (m.heads + 2.0 * m.kv_heads) * d / t + m.heads * d * h / t;
   }
   const double norms = 2 * h;
-  const double gated = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+  const double gated = is_gated(m.mlp) ? 3.0 : 2.0;
   p.dense = attention + norms;
   p.linear = attention;
   if (m.moe && is_moe_layer(m, layer)) {
@@ -563,7 +574,7 @@ struct LayerEmitter {
     const MoeConfig& e = *model.moe;
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
-    const double local_experts = static_cast<double>(e.experts) / s.ep;
+    const int local_experts = std::max(1, e.experts / s.ep);
     // The simulated rank is the most loaded one: capacity-padded buffers, or dropless routing's
     // imbalance (1: balanced, every rank receives the tokens its experts are chosen for).
     const double load = moe_rank_load(e);
@@ -612,10 +623,10 @@ struct LayerEmitter {
       if (software.moe_host_sync) b.host_sync();
       ep_comm(false, fp8_dispatch);
       quantize_activation(b, Producer::standalone, routed * h);
-      b.gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
+      b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
-      b.gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
+      b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
       b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
@@ -627,12 +638,14 @@ struct LayerEmitter {
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     ep_comm(false, false);
     quantize_gradient(b, routed * h);
-    b.gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
-    if (!lora) b.gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
+    b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
+    if (!lora)
+      b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
     quantize_gradient(b, routed * gate * e.expert_ffn);
-    b.gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
-    if (!lora) b.gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
+    b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
+    if (!lora)
+      b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
     ep_comm(true, false);
     b.kernels(backward_kernels(kPermuteKernels));
     b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
@@ -785,7 +798,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   s.cp = plan.cp;
   s.ep = plan.ep;
   s.sp = plan.sequence_parallel && plan.tp > 1;
-  s.gated = model.mlp == MlpKind::swiglu;
+  s.gated = is_gated(model.mlp);
   s.tokens = static_cast<double>(plan.micro_batch) * model.seq_len / plan.cp;
   s.norm_tokens = s.sp ? s.tokens / plan.tp : s.tokens;
   s.moe_tokens = plan.tp > 1 ? s.tokens / plan.tp : s.tokens;
@@ -846,8 +859,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.layers = per_virtual[v];
       c.has_embedding = v == 0;
       c.has_lm_head = v == virtual_stages - 1;
-      ProgramBuilder fwd(gpu, profile, options.software.attention);
-      ProgramBuilder bwd(gpu, profile, options.software.attention);
+      ProgramBuilder fwd(gpu, profile, options.software);
+      ProgramBuilder bwd(gpu, profile, options.software);
       const double T = s.tokens, h = s.hidden;
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
       if (c.has_embedding) {

@@ -352,6 +352,46 @@ TEST_CASE("the op-class breakdown adds up to the stage's compute and names each 
   check(moe, false, true);
 }
 
+TEST_CASE("the experts' GEMMs run as the software's grouped GEMM", "[workload][moe]") {
+  // Qwen3-30B-A3B on EP 8: 16 local experts, 4096 x 8 / 16 = 2048 rows each.
+  Case c = make_case("qwen3-30b-a3b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  LoweringOptions streams;
+  streams.software.grouped_gemm = GroupedGemmKernel::multi_stream;
+  LoweringOptions fused = streams;
+  fused.software.grouped_gemm = GroupedGemmKernel::fused;
+  const ComputeProfile profile = default_compute_profile(h100());
+  const Workload a = build_workload(c.model, c.plan, c.training, h100(), profile, streams);
+  const Workload b = build_workload(c.model, c.plan, c.training, h100(), profile, fused);
+  auto seconds = [](const Workload& w, std::string_view name) {
+    double t = 0;
+    for (const WorkOp& op : w.stages[0].chunks[0].forward.ops) {
+      if (op.name == name) {
+        CHECK(op.gemm.batch == 16);
+        CHECK(op.gemm.m == 4096.0 * 8 / 16);
+        t += op.seconds;
+      }
+    }
+    return t;
+  };
+  for (std::string_view gemm : {"expert_fc1", "expert_fc2"}) {
+    INFO(gemm);
+    CHECK(seconds(a, gemm) > seconds(b, gemm));
+  }
+  // Dense layers do not change with the setting.
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(dense.plan, dense.training, dense.model, dense.plan.gpus(), "test", "/parallelism");
+  CHECK(build_workload(dense.model, dense.plan, dense.training, h100(), profile, streams)
+            .stages[0]
+            .chunks[0]
+            .forward.compute_seconds ==
+        build_workload(dense.model, dense.plan, dense.training, h100(), profile, fused)
+            .stages[0]
+            .chunks[0]
+            .forward.compute_seconds);
+}
+
 TEST_CASE("host issue time: MoE routing kernels show when the host syncs and falls behind",
           "[workload]") {
   Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);

@@ -1,0 +1,25 @@
+#pragma once
+// The model FLOPs Megatron-Bridge reports (its TFLOP/s per GPU and MFU): the closed form of its
+// flop_utils.py, which counts some things differently from the GEMMs a step runs (no router,
+// causal attention, the padded vocabulary, a gate counted only for SiLU).
+
+#include "models/transformer.hpp"
+
+namespace fabricsim::models {
+
+/// Training FLOPs (forward and backward) per token of a pre-training step of `seq_len`-token
+/// sequences under tensor parallelism `tp`, as Megatron-Bridge counts them:
+/// src/megatron/bridge/training/utils/flop_utils.py, transformer_flops(), NVIDIA-NeMo/
+/// Megatron-Bridge@7af9601c (v0.2.0, the NeMo 25.11 container; the same formula since the
+/// calculator's introduction in d42316e9, 2025-09). Per token:
+///   6 h [ffn g (dense layers) + (expert_ffn top_k + shared_ffn) g (MoE layers)]
+///   + self-attention: GQA/MHA 12 L h^2 (1 + kv_heads/heads + s/(2h)) (head_dim heads / h);
+///     MLA 6 L (q_lora (h + heads (qk + rope) + 1) + kv_lora (h + heads (qk + v) + 1) + h rope
+///     + heads v h + s heads (qk + rope) / 2 + s heads v / 2)
+///   + 6 h V_padded (the logits),
+/// g = 3/2 only for a gated SiLU MLP (gated_linear_unit and activation_func == F.silu: GPT-OSS's
+/// quick-GELU gate counts 1), V padded to a multiple of 128 tp (make_vocab_size_divisible_by).
+/// The router, norms and the multi-token-prediction module (not modelled) count nothing here.
+double megatron_bridge_flops_per_token(const TransformerConfig& model, int seq_len, int tp);
+
+}  // namespace fabricsim::models

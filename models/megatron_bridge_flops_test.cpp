@@ -1,0 +1,59 @@
+#include "models/megatron_bridge_flops.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "models/model_presets.hpp"
+
+using namespace fabricsim::models;
+
+TEST_CASE("Megatron-Bridge's FLOPs of Qwen3-30B-A3B, worked by hand", "[metrics][moe]") {
+  // h 2048, 48 layers, 32 query heads of 128 (not 2048/32), 4 KV heads, seq 4096, 128 experts
+  // top-8 of width 768 with a SiLU gate, vocab 151936 (= 1187 x 128, no padding at tp 1):
+  //   experts    12 h (768 x 8 x 3/2) L            = 12 x 2048 x 9216 x 48     = 10 871 635 968
+  //   attention  12 L h^2 (1 + 4/32 + 4096/4096/2 x 2) ... in flop_utils' form:
+  //              12 x 48 x 2048^2 x (1 + 0.125 + 1) x (128 x 32 / 2048) = 10 267 656 192
+  //   logits     6 x 2048 x 151936                                       =  1 866 989 568
+  // total 23 006 281 728 per token. Megatron-Bridge's published TFLOP/s over tokens/s of its
+  // Qwen3-30B-A3B rows is 23.0e9 on every system (666e12 / 28934 = 23.02e9 on GB300).
+  const TransformerConfig& q = *find_model("qwen3-30b-a3b");
+  CHECK(megatron_bridge_flops_per_token(q, 4096, 1) == Approx(23006281728.0).epsilon(1e-12));
+  // The router GEMM (2 h experts per layer and token) is in the GEMM count, not in Bridge's.
+  CHECK(megatron_bridge_flops_per_token(q, 4096, 1) <
+        3.0 * flops_per_token(q).total(/*causal=*/true));
+}
+
+TEST_CASE("Megatron-Bridge counts a non-SiLU gate as ungated and pads the vocabulary",
+          "[metrics][moe]") {
+  const TransformerConfig& oss = *find_model("gpt-oss-120b");
+  TransformerConfig silu = oss;
+  silu.mlp = MlpKind::swiglu;
+  // The expert term 12 h expert_ffn top_k L g differs by g = 1 against 3/2.
+  const double experts = 12.0 * 2880 * 2880 * 4 * 36;
+  CHECK(megatron_bridge_flops_per_token(silu, 8192, 1) -
+            megatron_bridge_flops_per_token(oss, 8192, 1) ==
+        Approx(0.5 * experts));
+  // 201088 = 1571 x 128; at tp 4 the vocabulary pads to 393 x 512 = 201216: 6 h x 128 more.
+  CHECK(megatron_bridge_flops_per_token(oss, 8192, 4) -
+            megatron_bridge_flops_per_token(oss, 8192, 1) ==
+        Approx(6.0 * 2880 * 128));
+}
+
+TEST_CASE("Megatron-Bridge's MLA count of DeepSeek-V3", "[metrics][moe]") {
+  // 3 dense layers of 18432, 58 MoE layers of 8 x 2048 routed + 2048 shared, SiLU gate:
+  //   MLP 12 h (18432 x 3 + 2048 x 9 x 58) x 3/2 = 12 x 7168 x 1 124 352 x 1.5 = 145 068 392 448
+  //   MLA 6 x 61 x (1536 (7168 + 128 x 192 + 1) + 512 (7168 + 128 x 256 + 1) + 7168 x 64
+  //       + 128 x 128 x 7168 + 4096 x 128 x 192 / 2 + 4096 x 128 x 128 / 2)
+  //       = 6 x 61 x 270 993 408 = 99 183 587 328
+  //   logits 6 x 7168 x 129280 = 5 560 074 240 (129280 = 1010 x 128)
+  // total 249 812 054 016 per token; Bridge's published DeepSeek-V3 (w/o MTP) rows give 249.7e9
+  // as TFLOP/s over tokens/s (961e12 / 3848 on GB300).
+  const TransformerConfig& d = *find_model("deepseek-v3");
+  const double mlp = 12.0 * 7168 * (18432.0 * 3 + 2048.0 * 9 * 58) * 1.5;
+  const double mla =
+      6.0 * 61 *
+      (1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) + 7168.0 * 64 +
+       128.0 * 128 * 7168 + 4096.0 * 128 * 192 / 2 + 4096.0 * 128 * 128 / 2);
+  const double logits = 6.0 * 7168 * 129280;
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(mlp + mla + logits));
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(249812054016.0).epsilon(1e-12));
+}
