@@ -82,3 +82,21 @@ TEST_CASE("per-expert GEMMs on S streams run in rounds of S", "[compute][moe]") 
   CHECK(streams(16).seconds >
         grouped_gemm(gpu, p, Precision::bf16, m, n, k, 16, kFused, 4).seconds);
 }
+
+TEST_CASE("grouped expert GEMMs run at the step's sustained clock", "[compute][moe]") {
+  // The B200's default bf16 ceiling (0.75 x 2250) is above its sustained 1429 TFLOP/s; fp8 has
+  // no sustained figure.
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  const ComputeProfile p = default_compute_profile(b200);
+  const double clock = sustained_clock(b200, p, Precision::bf16);
+  REQUIRE(clock < 1.0);
+  const double m = 512, n = 4096, k = 2048;
+  CHECK(grouped_gemm(b200, p, Precision::bf16, m, n, k, 8, kFused, 4).seconds ==
+        Approx(gemm_seconds(b200, p, Precision::bf16, m, n, k, 8, clock)).epsilon(1e-12));
+  CHECK(grouped_gemm(b200, p, Precision::bf16, m, n, k, 6, kStreams, 4).seconds ==
+        Approx(gemm_seconds(b200, p, Precision::bf16, m, n, k, 4, clock) +
+               gemm_seconds(b200, p, Precision::bf16, m, n, k, 2, clock))
+            .epsilon(1e-12));
+  CHECK(grouped_gemm(b200, p, Precision::fp8, m, n, k, 8, kFused, 4).seconds ==
+        Approx(gemm_seconds(b200, p, Precision::fp8, m, n, k, 8)).epsilon(1e-12));
+}
