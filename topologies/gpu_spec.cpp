@@ -63,7 +63,10 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // product pages (B200/GB200: 148 SMs; B300/GB300: 160 SMs).
   // Sustained matmul rate (MSMF of stas00/ml-engineering's mamf-finder.py v4: the highest rate a
   // shape holds over a 2 s window at the power limit, against MAMF, the burst at the boost
-  // clock): 755 TFLOP/s bf16 on an H200 (MAMF 834), published with the benchmark's explainer.
+  // clock): 755 TFLOP/s bf16 on an H200 (MAMF 834), as quoted in a narrated explainer of
+  // mamf-finder found in the public code index (its repository was not identified; the
+  // ml-engineering snapshot read, 744d01e, has the MAMF table only). One published point per
+  // GPU: re-measure with mamf-finder.py where a GPU is at hand and replace.
   // The H100 SXM5 and H800 share the H200's GH100 compute and 700 W limit, so the same figure.
   constexpr double kGh100SustainedBf16 = 755;
   // B200 (1000 W): 1429 TFLOP/s sustained, the same explainer (its clock settles near 1450 MHz
