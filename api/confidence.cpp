@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/training_run.hpp"
+#include "models/compute_model.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -36,6 +37,7 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
     c.collective_fitted = profile.collective_fit->points > 0;
     c.collective_points = profile.collective_fit->points;
   }
+  c.sustained_clock = models::sustained_clock(scenario_gpu(s), profile.compute, p);
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
   const topologies::SystemPreset* preset = topologies::find_system(s.system);
@@ -57,6 +59,7 @@ nlohmann::json confidence_to_json(const Confidence& c) {
             {"points", c.gemm_points},
             {"median_rel_error", c.gemm_median}}},
           {"collectives", {{"fitted", c.collective_fitted}, {"points", c.collective_points}}},
+          {"sustained_clock", c.sustained_clock},
           {"attention_memory_host", "documented defaults (not fitted)"},
           {"software", {{"preset", c.software}, {"documented", c.software_documented}}},
           {"announced", c.announced},
@@ -78,6 +81,10 @@ std::string confidence_line(const Confidence& c) {
   out += !c.collective_fitted       ? "; collectives: NCCL-constant defaults, never measured here"
          : c.collective_points == 1 ? "; collectives: 1 point only"
                                     : fmt::format("; collectives: {} points", c.collective_points);
+  if (c.sustained_clock < 1) {
+    out += fmt::format("; sustained clock {:.3f} of the fit (one published figure)",
+                       c.sustained_clock);
+  }
   out += "; attention, memory-bound and host costs: documented defaults";
   out += fmt::format("; software {} ({})", c.software,
                      c.software_documented ? "documented" : "framework unknown: default stack");

@@ -22,6 +22,9 @@ struct Confidence {
   double gemm_median = 0;    ///< its median relative error
   bool collective_fitted = false;
   int collective_points = 0;
+  /// The step's bf16 tensor-core rate over the GEMM fit's (models::sustained_clock): below 1
+  /// where the GPU's one published sustained matmul figure caps a burst fit.
+  double sustained_clock = 1;
   std::string software;  ///< the software preset
   bool software_documented = false;
   /// The preset's figures are announcements, not a measured product (Vera Rubin).

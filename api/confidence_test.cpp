@@ -36,6 +36,23 @@ TEST_CASE("confidence names the fitted data behind a result", "[confidence]") {
   CHECK(j["software"]["preset"] == "default");
 }
 
+TEST_CASE("confidence states the sustained clock where one published figure sets it",
+          "[confidence]") {
+  // H100's bf16 fit is a burst rate: the step runs at 755 / 836 of it (models::sustained_clock).
+  const Scenario h100 = scenario({});
+  const Confidence c =
+      assess_confidence(calibration::profile_for(h100.system, scenario_gpu(h100), ""), h100);
+  CHECK(c.sustained_clock == Approx(0.903).epsilon(0.002));
+  CHECK_THAT(confidence_line(c), Catch::Contains("sustained clock 0.903"));
+  CHECK(confidence_to_json(c)["sustained_clock"] == c.sustained_clock);
+  // FP8's fit rests on saturated sweeps, and A100 has no sustained figure: no clock to state.
+  const Scenario fp8 = scenario({"/training/precision=fp8"});
+  const Confidence f =
+      assess_confidence(calibration::profile_for(fp8.system, scenario_gpu(fp8), ""), fp8);
+  CHECK(f.sustained_clock == 1);
+  CHECK_THAT(confidence_line(f), !Catch::Contains("sustained clock"));
+}
+
 TEST_CASE("fp16 runs on bf16's fit and says so", "[confidence]") {
   const Scenario bf16 = scenario({});
   const Scenario fp16 = scenario({"/training/precision=fp16"});
