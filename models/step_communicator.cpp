@@ -68,11 +68,7 @@ void Communicator::collective(int rank, GroupKind kind, CollectiveOp op, double 
   std::vector<std::shared_ptr<const Schedule>> schedules;
   for (const auto& g : instances)
     schedules.push_back(cache_.collective(g, op, bytes));
-  for (const auto& schedule : schedules) {
-    for (const Phase& phase : schedule->phases)
-      flows_[static_cast<size_t>(kind)] += phase.transfers.size();
-  }
-  run_all(std::move(schedules), std::move(done));
+  run_all(kind, std::move(schedules), std::move(done));
 }
 
 void Communicator::p2p(int from, int to, double bytes, bool all_instances, Callback done) {
@@ -93,14 +89,15 @@ void Communicator::p2p(int from, int to, double bytes, bool all_instances, Callb
   std::vector<std::shared_ptr<const Schedule>> schedules;
   for (const auto& [x, y] : pairs)
     schedules.push_back(cache_.p2p(gpu(x), gpu(y), bytes));
-  for (const auto& schedule : schedules) {
-    for (const Phase& phase : schedule->phases)
-      flows_[static_cast<size_t>(GroupKind::pp)] += phase.transfers.size();
-  }
-  run_all(std::move(schedules), std::move(done));
+  run_all(GroupKind::pp, std::move(schedules), std::move(done));
 }
 
-void Communicator::run_all(std::vector<std::shared_ptr<const Schedule>> schedules, Callback done) {
+void Communicator::run_all(GroupKind kind, std::vector<std::shared_ptr<const Schedule>> schedules,
+                           Callback done) {
+  for (const auto& schedule : schedules) {
+    for (const Phase& phase : schedule->phases)
+      flows_[static_cast<size_t>(kind)] += phase.transfers.size();
+  }
   auto remaining = std::make_shared<size_t>(schedules.size());
   auto shared_done = std::make_shared<Callback>(std::move(done));
   for (auto& schedule : schedules) {

@@ -97,8 +97,10 @@ class Communicator {
     }
     return ranks;
   }
-  /// Runs one schedule per instance and calls `done` after the last.
-  void run_all(std::vector<std::shared_ptr<const Schedule>> schedules, Callback done);
+  /// Runs one schedule per instance (counting their flows under `kind`) and calls `done` after
+  /// the last.
+  void run_all(GroupKind kind, std::vector<std::shared_ptr<const Schedule>> schedules,
+               Callback done);
 
   sim::Simulation& simulation_;
   StepCache& cache_;

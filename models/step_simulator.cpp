@@ -193,6 +193,12 @@ struct Engine {
     return fmt::format("{} {}", to_string(kind), to_string(op));
   }
 
+  /// Records collective `kind op` of `r` on its comm track.
+  void record_comm(const RankRun& r, GroupKind kind, CollectiveOp op, Time start, Time end) {
+    record(
+        r, "comm", [&] { return comm_name(kind, op); }, start, end);
+  }
+
   /// A collective issued by `r`: in full-rank mode it starts once every member has issued it.
   /// Runs the collective of a comm op; a DeepEP dispatch/combine takes its own model's time
   /// once every member has arrived (full ranks) or at once (one rank per symmetric instance).
@@ -340,9 +346,7 @@ struct Engine {
         case WorkOp::Kind::comm: {
           if (!flow) {
             const Time d = known_duration(r, op);
-            record(
-                r, "comm", [&] { return comm_name(op.group, op.op); }, r.pass.cursor,
-                r.pass.cursor + d);
+            record_comm(r, op.group, op.op, r.pass.cursor, r.pass.cursor + d);
             r.parts[exposed_part(op.group)] += d;
             r.pass.cursor += d;
             ++r.pass.op;
@@ -354,8 +358,7 @@ struct Engine {
           const GroupKind kind = op.group;
           const CollectiveOp cop = op.op;
           collective(r, op, [this, &r, start, kind, cop] {
-            record(
-                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            record_comm(r, kind, cop, start, sim.now());
             r.parts[exposed_part(kind)] += sim.now() - start;
             resume(r);
           });
@@ -366,9 +369,7 @@ struct Engine {
           if (r.pass.slots.size() <= slot) r.pass.slots.resize(slot + 1);
           if (!flow) {
             const Time d = known_duration(r, op);
-            record(
-                r, "comm", [&] { return comm_name(op.group, op.op); }, r.pass.cursor,
-                r.pass.cursor + d);
+            record_comm(r, op.group, op.op, r.pass.cursor, r.pass.cursor + d);
             r.pass.slots[slot] = {true, op.group, r.pass.cursor + d};
             ++r.pass.op;
             continue;
@@ -380,8 +381,7 @@ struct Engine {
           const CollectiveOp cop = op.op;
           r.pass.slots[slot] = {false, op.group, Time::zero()};
           collective(r, op, [this, &r, slot, start, kind, cop] {
-            record(
-                r, "comm", [&] { return comm_name(kind, cop); }, start, sim.now());
+            record_comm(r, kind, cop, start, sim.now());
             r.pass.slots[slot].done = true;
             r.pass.slots[slot].end = sim.now();
             if (r.pass.waiting_slot == static_cast<int>(slot)) {
