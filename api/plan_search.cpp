@@ -59,6 +59,8 @@ std::string plan_label(const models::ParallelPlan& p) {
   if (p.ep > 1) out += fmt::format(" EP{}", p.ep);
   if (p.vp > 1) out += fmt::format(" VP{}", p.vp);
   out += fmt::format(" mb{} zero{} {}", p.micro_batch, p.zero, models::to_string(p.recompute));
+  if (p.recompute_layers > 0) out += fmt::format(" +{} full", p.recompute_layers);
+  if (p.offload_layers > 0) out += fmt::format(" offload{}", p.offload_layers);
   return out;
 }
 
@@ -251,6 +253,7 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
 bool same_shape(const models::ParallelPlan& a, const models::ParallelPlan& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
          a.vp == b.vp && a.micro_batch == b.micro_batch && a.recompute == b.recompute &&
+         a.recompute_layers == b.recompute_layers && a.offload_layers == b.offload_layers &&
          a.zero == b.zero;
 }
 

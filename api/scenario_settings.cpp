@@ -385,6 +385,26 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return std::string(models::to_string(s.plan.recompute));
          }}),
+    row({.pointer = "/parallelism/recompute_layers",
+         .kind = SettingKind::natural,
+         .type = "non-negative integer",
+         .fallback = "0",
+         .meaning = "of each model chunk's layers, the first N recompute fully whatever "
+                    "`recompute` says (Megatron's recompute_num_layers, block method)",
+         .flag = "--recompute-layers N",
+         .help = "Layers per model chunk that recompute fully"},
+        natural_field([](auto& s) { return &s.plan.recompute_layers; })),
+    row({.pointer = "/parallelism/offload_layers",
+         .kind = SettingKind::natural,
+         .type = "non-negative integer",
+         .fallback = "0",
+         .meaning = "of each model chunk's layers, the next N after the recomputed ones keep "
+                    "their activations in host memory, copied over the GPU's host link (PCIe or "
+                    "NVLink-C2C) while neighbouring layers compute; never the chunk's last layer "
+                    "(Megatron-Core cpu_offloading_num_layers)",
+         .flag = "--offload-layers N",
+         .help = "Layers per model chunk whose activations live in host memory"},
+        natural_field([](auto& s) { return &s.plan.offload_layers; })),
     row({.pointer = "/parallelism/tp_comm_overlap",
          .kind = SettingKind::boolean,
          .type = "boolean",

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/evaluator.hpp"
 #include "calibration/profile.hpp"
 #include "models/system.hpp"
@@ -15,16 +17,29 @@ double recompute_flops(const models::TransformerConfig& model_in, const models::
   models::FlopsPerToken f = models::flops_per_token(model);
   f.attention_scores *= static_cast<double>(attention_span) / model.seq_len;
   const double tokens = static_cast<double>(training.global_batch) * model.seq_len;
+  // A second forward of every layer (the logits are not recomputed).
+  const double full = (f.dense_matmul - f.logits + f.attention_scores) * tokens;
+  double rest = 0;
   switch (plan.recompute) {
     case models::Recompute::full:
-      // A second forward of every layer (the logits are not recomputed).
-      return (f.dense_matmul - f.logits + f.attention_scores) * tokens;
+      return full;
     case models::Recompute::selective:
-      return f.attention_scores * tokens;
+      rest = f.attention_scores * tokens;
+      break;
     case models::Recompute::none:
-      return 0;
+      break;
   }
-  return 0;
+  // The first recompute_layers of each of the pp x vp model chunks recompute fully.
+  const double chunks = static_cast<double>(plan.pp) * plan.vp;
+  const double share = std::min(1.0, plan.recompute_layers * chunks / model.layers);
+  return share * full + (1 - share) * rest;
+}
+
+static std::string layer_memory_text(const models::ParallelPlan& p) {
+  std::string out;
+  if (p.recompute_layers > 0) out += fmt::format(", {} layers full per chunk", p.recompute_layers);
+  if (p.offload_layers > 0) out += fmt::format(", {} layers offloaded per chunk", p.offload_layers);
+  return out;
 }
 
 const topologies::GpuSpec& scenario_gpu(const Scenario& s) {
@@ -117,11 +132,12 @@ std::string report_to_text(const TrainingReport& r) {
   const models::Placement placement(p, p.gpus());
   std::string out = fmt::format(
       "{} on {} x {} ({}), {} {} | TP{} PP{} DP{} CP{} EP{} VP{} mb{} gbs{} seq{} | zero {} "
-      "recompute {} | {} backend\n",
+      "recompute {}{} | {} backend\n",
       s.model.name, s.gpus, s.system, placement.order_string(), models::to_string(s.training.task),
       topologies::to_string(s.training.precision), p.tp, p.pp, p.dp, p.cp, p.ep, p.vp,
       p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
-      models::to_string(p.recompute), models::to_string(s.simulation.backend));
+      models::to_string(p.recompute), layer_memory_text(p),
+      models::to_string(s.simulation.backend));
   out += fmt::format("calibration: {}\n", r.calibration_source);
   out += fmt::format("confidence: {}\n", confidence_line(r.confidence));
   if (r.infeasible && r.infeasible->cause == Infeasible::Cause::plan) {

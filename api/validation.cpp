@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/evaluator.hpp"
+#include "api/layer_memory_fit.hpp"
 #include "api/plan_search.hpp"
 #include "api/run_calibration.hpp"
 #include "api/scenario.hpp"
@@ -331,18 +332,30 @@ std::optional<double> measured_of(const calibration::Case& c, RunMetric metric) 
   return std::nullopt;
 }
 
+/// The published run fitted in memory: unless the case states its recomputation, `scenario`
+/// gets the layers recomputed or offloaded that recipes would use (fit_layer_memory).
+LayerMemoryFit fit_case_memory(const calibration::Case& c, const Evaluator& cluster,
+                               Scenario& scenario) {
+  if (c.parallelism->recompute) return {scenario.plan, false, ""};
+  LayerMemoryFit fit = fit_layer_memory(cluster, scenario);
+  scenario.plan = fit.plan;
+  return fit;
+}
+
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
-  const Scenario scenario = training_scenario(c, options);
+  Scenario scenario = training_scenario(c, options);
   const Fidelity fidelity = fidelity_of(scenario.simulation.backend);
-  const TrainingReport r =
-      compute ? Evaluator(scenario, *compute).evaluate(scenario, fidelity) : run_training(scenario);
+  const Evaluator cluster = compute ? Evaluator(scenario, *compute) : Evaluator(scenario);
+  const LayerMemoryFit fit = fit_case_memory(c, cluster, scenario);
+  const TrainingReport r = cluster.evaluate(scenario, fidelity);
   const TrainingMetrics& m = r.metrics;
   std::string detail = fmt::format(
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
       100 * r.memory.stages[static_cast<size_t>(r.memory.worst_stage)].total() / r.memory.capacity,
       r.memory.fits ? "" : " (does not fit)");
+  if (fit.changed) detail += ", " + fit.summary;
   const CasePlanSizes sizes = case_plan_sizes(c);
   if (sizes.searched) {
     const models::ParallelPlan& p = scenario.plan;
@@ -403,8 +416,9 @@ std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
   try {
     const std::optional<RunMeasurement> m = anchor_measurement(c);
     if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
-    const Scenario scenario = training_scenario(c, options);
+    Scenario scenario = training_scenario(c, options);
     const Evaluator cluster(scenario);
+    fit_case_memory(c, cluster, scenario);
     const RunFit fit = fit_sustained_efficiency(
         cluster, scenario, *m, fidelity_of(scenario.simulation.backend), "/measured");
     report.anchors.push_back({c.id, anchor_group(c), std::string(to_string(m->metric)), m->value,

@@ -39,6 +39,14 @@ struct ParallelPlan {
   bool sequence_parallel = true;
   int zero = 1;  ///< 0 plain DP, 1 distributed optimizer, 2 + sharded grads, 3 FSDP
   Recompute recompute = Recompute::selective;
+  /// Of each model chunk's layers, the first this many recompute fully in backward whatever
+  /// `recompute` says (Megatron's recompute_num_layers, block method); a chunk with fewer
+  /// layers recomputes them all.
+  int recompute_layers = 0;
+  /// Of each model chunk's layers (after those recomputed), the next this many keep their
+  /// activations in host memory between forward and backward, copied over the GPU's host link
+  /// while the neighbouring layers compute (Megatron-Core cpu_offloading_num_layers).
+  int offload_layers = 0;
   int micro_batch = 1;
   bool tp_comm_overlap = true;       ///< overlap TP collectives with their GEMMs (needs SP)
   bool dp_comm_overlap = true;       ///< overlap gradient reduction with backward compute

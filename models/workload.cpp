@@ -146,6 +146,22 @@ class ProgramBuilder {
     host_s_ = 0;
     queued_s_ = 0;
   }
+  /// GPU time issued in this pass so far.
+  double compute_seconds() const { return program_.compute_seconds; }
+  /// `bytes` copied between HBM and host memory on a copy engine while `overlapped_s` of this
+  /// pass's compute runs beside it: the stream waits only for what the compute does not hide.
+  void host_copy(const char* name, double bytes, double overlapped_s) {
+    const double copy = bytes / (gpu_.host_link_gb_per_s * 1e9);
+    if (bytes <= 0 || copy <= overlapped_s) return;
+    WorkOp w;
+    w.kind = WorkOp::Kind::compute;
+    w.name = name;
+    w.compute = ComputeKind::memory;
+    w.seconds = copy - overlapped_s;
+    queued_s_ += w.seconds;
+    program_.ops.push_back(w);
+    program_.compute_seconds += w.seconds;
+  }
   PassProgram take() {
     host_sync();
     set_durations(program_);
@@ -275,12 +291,16 @@ struct LayerEmitter {
   /// This layer's linear GEMMs: quantized by the recipe, at its precision (at()).
   bool quantized = false;
   Precision linear = Precision::bf16;
+  /// This layer keeps only its input and reruns its forward in backward (at()).
+  bool recompute_full = false;
 
-  /// The emitter for layer `layer`: a low-precision run keeps the recipe's BF16 layers in BF16.
-  LayerEmitter at(int layer) const {
+  /// The emitter for layer `layer`, the `index`-th of its model chunk: a low-precision run keeps
+  /// the recipe's BF16 layers in BF16; the chunk's first plan.recompute_layers recompute fully.
+  LayerEmitter at(int layer, int index) const {
     LayerEmitter e = *this;
     e.quantized = recipe.quantized(layer);
     e.linear = recipe.linear(layer);
+    e.recompute_full = plan.recompute == Recompute::full || index < plan.recompute_layers;
     return e;
   }
 
@@ -657,7 +677,7 @@ struct LayerEmitter {
   void backward(ProgramBuilder& b, int layer) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
-    if (plan.recompute == Recompute::full) forward(b, layer);
+    if (recompute_full) forward(b, layer);
     b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     mlp(b, layer, true);
@@ -708,8 +728,8 @@ struct LayerEmitter {
   /// Bytes one micro-batch keeps alive from this layer's forward to its backward.
   double activations(int layer) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden, a = kActivationBytes;
-    if (plan.recompute == Recompute::full) return Tn * h * a;  // the layer input only
-    double bytes = 4 * Tn * h * a;  // norm inputs and the (sequence-sharded) GEMM inputs
+    if (recompute_full) return Tn * h * a;  // the layer input only
+    double bytes = 4 * Tn * h * a;          // norm inputs and the (sequence-sharded) GEMM inputs
     bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     bytes += T * s.q_heads * s.v_dim * a;                        // attention output
     bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
@@ -901,14 +921,33 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         if (c.has_embedding) c.buckets.back().dense += head_params;
         if (c.has_lm_head) c.buckets.front().dense += head_params;
       }
+      // Offloaded layers: each one's activations go to host memory as the layer produces them,
+      // hidden by one layer's forward, and come back during the backward of the layer above;
+      // HBM holds one layer's in transit. The chunk's last layer stays (its backward follows).
+      const auto offloaded = [&](size_t i) {
+        const int index = static_cast<int>(i);
+        return i + 1 < params.size() && index >= plan.recompute_layers &&
+               index < plan.recompute_layers + plan.offload_layers;
+      };
+      std::vector<double> layer_activations(params.size(), 0.0);
+      double in_transit = 0;
       for (size_t i = 0; i < params.size(); ++i) {
         if (i == 0 || bucket_of[i] != bucket_of[i - 1])
           fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
-        emit.at(layer).forward(fwd, layer);
-        c.activation_bytes += emit.activations(layer);
+        const LayerEmitter layer_emit = emit.at(layer, static_cast<int>(i));
+        const double before = fwd.compute_seconds();
+        layer_emit.forward(fwd, layer);
+        layer_activations[i] = layer_emit.activations(layer);
+        if (offloaded(i)) {
+          fwd.host_copy("offload_wait", layer_activations[i], fwd.compute_seconds() - before);
+          in_transit = std::max(in_transit, layer_activations[i]);
+        } else {
+          c.activation_bytes += layer_activations[i];
+        }
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
+      c.activation_bytes += in_transit;
       bwd.marker(WorkOp::Kind::param_gate, 0);
       if (c.has_lm_head) {
         fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
@@ -933,7 +972,12 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
           bwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
         }
         const int layer = c.first_layer + static_cast<int>(i);
-        emit.at(layer).backward(bwd, layer);
+        const double before = bwd.compute_seconds();
+        emit.at(layer, static_cast<int>(i)).backward(bwd, layer);
+        // The next layer's activations come back while this one's backward runs.
+        if (i > 0 && offloaded(i - 1)) {
+          bwd.host_copy("reload_wait", layer_activations[i - 1], bwd.compute_seconds() - before);
+        }
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
           if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);
         }

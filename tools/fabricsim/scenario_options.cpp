@@ -20,6 +20,7 @@ bool ScenarioOptions::Flag::given() const {
     case api::SettingKind::count:
       return number > 0;
     case api::SettingKind::stage:
+    case api::SettingKind::natural:
       return number >= 0;
     default:
       return !text.empty();
@@ -32,6 +33,7 @@ nlohmann::json ScenarioOptions::Flag::value() const {
       return true;
     case api::SettingKind::count:
     case api::SettingKind::stage:
+    case api::SettingKind::natural:
       return number;
     case api::SettingKind::object:  // a structured part: the flag names its preset (--model)
       return {{"preset", text}};
@@ -63,6 +65,10 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
       case api::SettingKind::stage:
         f.number = -1;
         app.add_option(name, f.number, help)->check(CLI::Range(0, 3));
+        break;
+      case api::SettingKind::natural:
+        f.number = -1;  // unset: 0 is a value
+        app.add_option(name, f.number, help)->check(CLI::NonNegativeNumber);
         break;
       default:
         app.add_option(name, f.text, help);

@@ -413,7 +413,8 @@ TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][sett
     INFO(s.flag);
     std::vector<std::string> args = {"fabricsim", std::string(s.flag_name())};
     nlohmann::json want = true;
-    if (s.kind == SettingKind::count || s.kind == SettingKind::stage) {
+    if (s.kind == SettingKind::count || s.kind == SettingKind::stage ||
+        s.kind == SettingKind::natural) {
       args.push_back("2");
       want = 2;
     } else if (s.kind != SettingKind::boolean) {
@@ -439,5 +440,5 @@ TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][sett
       CHECK(set[0].value == want);
     }
   }
-  CHECK(flags == 20);  // --system ... --ignore-memory, as docs/cli.md lists them
+  CHECK(flags == 22);  // --system ... --ignore-memory, as docs/cli.md lists them
 }

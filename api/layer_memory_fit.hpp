@@ -1,0 +1,26 @@
+#pragma once
+// Fitting a plan into HBM the way training recipes do when its activations do not fit: recompute
+// the first layers of each model chunk fully (Megatron's recompute_num_layers) or keep their
+// activations in host memory (cpu_offloading_num_layers), the fewest layers that fit, whichever
+// of the two steps faster. Published runs fit by construction; a case that leaves its
+// recomputation unstated gets this (`fabricsim validate`).
+
+#include <string>
+
+#include "api/evaluator.hpp"
+#include "api/scenario.hpp"
+
+namespace fabricsim::api {
+
+struct LayerMemoryFit {
+  models::ParallelPlan plan;  ///< the scenario's, or with recompute_layers / offload_layers set
+  bool changed = false;       ///< the scenario did not fit and a mitigation does
+  std::string summary;        ///< "offload 47 layers per chunk", "" when unchanged
+};
+
+/// The fewest layers per model chunk recomputed or offloaded that make `scenario` fit on
+/// `cluster`, the faster of the two at analytical fidelity; the plan unchanged when it fits
+/// already, does not divide, or fits with neither (every layer recomputed or offloaded).
+LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const Scenario& scenario);
+
+}  // namespace fabricsim::api

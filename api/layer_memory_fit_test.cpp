@@ -1,0 +1,95 @@
+#include "api/layer_memory_fit.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace fabricsim;
+using namespace fabricsim::api;
+
+namespace {
+
+/// Llama 3 70B fully sharded over 64 GPUs, two 8k sequences per micro-batch: its activations
+/// (about 4 GiB a layer) do not fit in HBM without recomputation or offloading.
+Scenario fsdp_70b(const char* system, const char* recompute = "selective") {
+  const nlohmann::json doc = {{"system", {{"preset", system}, {"gpus", 64}}},
+                              {"model", {{"preset", "llama3-70b"}}},
+                              {"parallelism",
+                               {{"tp", 1},
+                                {"pp", 1},
+                                {"dp", 64},
+                                {"zero", 3},
+                                {"micro_batch", 2},
+                                {"recompute", recompute}}},
+                              {"training", {{"global_batch", 128}, {"precision", "fp8"}}},
+                              {"simulation", {{"backend", "analytical"}}}};
+  const sim::JsonDocument parsed(doc, "test");
+  return read_scenario(parsed.root(), true);
+}
+
+bool fits(const Evaluator& cluster, Scenario s, const models::ParallelPlan& plan) {
+  s.plan = plan;
+  return cluster.prepare(s).memory.fits;
+}
+
+}  // namespace
+
+TEST_CASE("fit_layer_memory: the fewest layers that fit, the faster of recompute and offload",
+          "[memory][api]") {
+  for (const char* system : {"gb200-nvl72", "dgx-h100"}) {
+    INFO(system);
+    const Scenario s = fsdp_70b(system);
+    const Evaluator cluster(s);
+    REQUIRE_FALSE(cluster.prepare(s).memory.fits);
+    const LayerMemoryFit fit = fit_layer_memory(cluster, s);
+    REQUIRE(fit.changed);
+    CHECK(fits(cluster, s, fit.plan));
+    // One layer fewer does not fit.
+    models::ParallelPlan fewer = fit.plan;
+    if (fit.plan.offload_layers > 0) {
+      CHECK(fit.plan.recompute_layers == 0);
+      --fewer.offload_layers;
+    } else {
+      CHECK(fit.plan.offload_layers == 0);
+      --fewer.recompute_layers;
+    }
+    CHECK_FALSE(fits(cluster, s, fewer));
+    CHECK_FALSE(fit.summary.empty());
+  }
+  SECTION("NVLink-C2C: offloading, hidden behind the layers' compute") {
+    const Scenario s = fsdp_70b("gb200-nvl72");
+    const Evaluator cluster(s);
+    const LayerMemoryFit fit = fit_layer_memory(cluster, s);
+    CHECK(fit.plan.offload_layers > 0);
+    Scenario fitted = s;
+    fitted.plan = fit.plan;
+    Scenario ignored = s;
+    ignored.ignore_memory = true;
+    CHECK(cluster.evaluate(fitted, Fidelity::analytical).metrics.step_time_s ==
+          cluster.evaluate(ignored, Fidelity::analytical).metrics.step_time_s);
+  }
+  SECTION("PCIe: offloading 4 GiB a layer at 64 GB/s costs more than recomputing") {
+    const Scenario s = fsdp_70b("dgx-h100");
+    const LayerMemoryFit fit = fit_layer_memory(Evaluator(s), s);
+    CHECK(fit.plan.recompute_layers > 0);
+  }
+}
+
+TEST_CASE("fit_layer_memory leaves a plan that fits, or that nothing fits, unchanged",
+          "[memory][api]") {
+  SECTION("fits already") {
+    Scenario s = fsdp_70b("gb200-nvl72", "full");
+    const Evaluator cluster(s);
+    REQUIRE(cluster.prepare(s).memory.fits);
+    const LayerMemoryFit fit = fit_layer_memory(cluster, s);
+    CHECK_FALSE(fit.changed);
+    CHECK(fit.plan.recompute_layers == 0);
+    CHECK(fit.plan.offload_layers == 0);
+  }
+  SECTION("weights alone overflow") {
+    Scenario s = fsdp_70b("dgx-h100");
+    s.plan.zero = 0;  // every rank holds the whole model and its optimizer
+    const Evaluator cluster(s);
+    const LayerMemoryFit fit = fit_layer_memory(cluster, s);
+    CHECK_FALSE(fit.changed);
+    CHECK(fit.summary.empty());
+  }
+}

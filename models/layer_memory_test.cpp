@@ -1,0 +1,135 @@
+// Layers recomputed fully (recompute_layers) and activations offloaded to host memory
+// (offload_layers): what each does to a chunk's activations and to its passes, in closed form.
+#include <catch2/catch.hpp>
+#include <string_view>
+
+#include "models/compute_model.hpp"
+#include "models/model_presets.hpp"
+#include "models/workload.hpp"
+#include "tests/model_cases.hpp"
+
+using namespace fabricsim;
+using namespace fabricsim::models;
+
+namespace {
+
+/// Llama 2 7B (32 layers) in four pipeline stages of eight layers, BF16: the middle stages hold
+/// layers only, so their passes are eight identical layers.
+Workload build(const topologies::GpuSpec& gpu, Recompute recompute, int recompute_layers,
+               int offload_layers) {
+  TransformerConfig model = *find_model("llama2-7b");
+  ParallelPlan plan;
+  plan.pp = 4;
+  plan.recompute = recompute;
+  plan.recompute_layers = recompute_layers;
+  plan.offload_layers = offload_layers;
+  TrainingConfig training;
+  training.global_batch = 8;
+  validate_plan(plan, training, model, plan.gpus(), "test", "/parallelism");
+  return build_workload(model, plan, training, gpu, default_compute_profile(gpu));
+}
+
+/// The chunk of stage 1 (copied: the workloads are temporaries).
+ChunkWork middle(const Workload& w) {
+  return w.stages[1].chunks[0];
+}
+
+int count(const PassProgram& p, std::string_view name) {
+  int n = 0;
+  for (const WorkOp& op : p.ops)
+    n += op.kind == WorkOp::Kind::compute && name == op.name ? 1 : 0;
+  return n;
+}
+
+double seconds_of(const PassProgram& p, std::string_view name) {
+  double s = 0;
+  for (const WorkOp& op : p.ops)
+    if (op.kind == WorkOp::Kind::compute && name == op.name) s += op.seconds;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("recomputing every layer of a chunk is full recomputation", "[workload][memory]") {
+  const auto& gpu = testing::h100();
+  const Workload full = build(gpu, Recompute::full, 0, 0);
+  const Workload layers = build(gpu, Recompute::selective, 8, 0);
+  for (size_t s = 0; s < full.stages.size(); ++s) {
+    const ChunkWork& a = full.stages[s].chunks[0];
+    const ChunkWork& b = layers.stages[s].chunks[0];
+    CHECK(a.activation_bytes == b.activation_bytes);
+    CHECK(a.forward.compute_seconds == b.forward.compute_seconds);
+    CHECK(a.backward.compute_seconds == b.backward.compute_seconds);
+    REQUIRE(a.backward.ops.size() == b.backward.ops.size());
+    for (size_t i = 0; i < a.backward.ops.size(); ++i)
+      CHECK(std::string_view(a.backward.ops[i].name) == b.backward.ops[i].name);
+  }
+}
+
+TEST_CASE("recompute_layers: those layers keep their input only and rerun their forward",
+          "[workload][memory]") {
+  const auto& gpu = testing::h100();
+  const ChunkWork none = middle(build(gpu, Recompute::selective, 0, 0));
+  const ChunkWork all = middle(build(gpu, Recompute::selective, 8, 0));
+  const ChunkWork three = middle(build(gpu, Recompute::selective, 3, 0));
+  const double stored = none.activation_bytes / 8, input = all.activation_bytes / 8;
+  CHECK(input < stored);
+  CHECK(three.activation_bytes == Approx(5 * stored + 3 * input).epsilon(1e-12));
+  // Each recomputed layer's forward reappears in the backward pass.
+  CHECK(count(none.backward, "qkv") == 0);
+  CHECK(count(three.backward, "qkv") == 3);
+  const double layer_forward = none.forward.compute_seconds / 8;
+  CHECK(three.backward.compute_seconds ==
+        Approx(none.backward.compute_seconds + 3 * layer_forward).epsilon(1e-9));
+  CHECK(three.forward.compute_seconds == none.forward.compute_seconds);
+}
+
+TEST_CASE("offload_layers: activations leave HBM; the copies cost only what compute cannot hide",
+          "[workload][memory]") {
+  topologies::GpuSpec gpu = testing::h100();
+  const ChunkWork base = middle(build(gpu, Recompute::selective, 0, 0));
+  const double layer = base.activation_bytes / 8;
+  const double layer_forward = base.forward.compute_seconds / 8;
+  const double layer_backward = base.backward.compute_seconds / 8;
+
+  SECTION("HBM holds the layers kept plus one in transit; never the chunk's last layer") {
+    const ChunkWork three = middle(build(gpu, Recompute::selective, 0, 3));
+    CHECK(three.activation_bytes == Approx(5 * layer + layer).epsilon(1e-12));
+    const ChunkWork all = middle(build(gpu, Recompute::selective, 0, 8));
+    CHECK(all.activation_bytes == Approx(1 * layer + layer).epsilon(1e-12));
+    // Offloaded layers follow the recomputed ones.
+    const ChunkWork mixed = middle(build(gpu, Recompute::selective, 2, 3));
+    const double input = middle(build(gpu, Recompute::selective, 8, 0)).activation_bytes / 8;
+    CHECK(mixed.activation_bytes == Approx(2 * input + 3 * layer + layer).epsilon(1e-12));
+  }
+  SECTION("a fast link hides the copies entirely") {
+    gpu.host_link_gb_per_s = 1e6;
+    const ChunkWork off = middle(build(gpu, Recompute::selective, 0, 3));
+    CHECK(count(off.forward, "offload_wait") == 0);
+    CHECK(count(off.backward, "reload_wait") == 0);
+    CHECK(off.forward.compute_seconds == base.forward.compute_seconds);
+    CHECK(off.backward.compute_seconds == base.backward.compute_seconds);
+  }
+  SECTION("a slow link: each copy waits for its excess over one layer's compute") {
+    gpu.host_link_gb_per_s = 1;
+    const double copy = layer / 1e9;
+    REQUIRE(copy > layer_forward);
+    const ChunkWork off = middle(build(gpu, Recompute::selective, 0, 3));
+    CHECK(count(off.forward, "offload_wait") == 3);
+    CHECK(count(off.backward, "reload_wait") == 3);
+    CHECK(seconds_of(off.forward, "offload_wait") ==
+          Approx(3 * (copy - layer_forward)).epsilon(1e-9));
+    CHECK(seconds_of(off.backward, "reload_wait") ==
+          Approx(3 * (copy - layer_backward)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("every catalog GPU states its host link", "[workload][memory]") {
+  for (const topologies::GpuSpec& g : topologies::gpu_catalog()) {
+    INFO(g.id);
+    CHECK(g.host_link_gb_per_s > 0);
+  }
+  // NVLink-C2C to Grace is seven times a PCIe Gen5 x16 link.
+  CHECK(topologies::find_gpu("GB200")->host_link_gb_per_s ==
+        7.03125 * topologies::find_gpu("B200")->host_link_gb_per_s);
+}
