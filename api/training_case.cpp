@@ -161,12 +161,13 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
                                 {"micro_batch", mb},
                                 {"sequence_parallel", p.sequence_parallel.value_or(tp > 1)},
                                 {"zero", p.fsdp.value_or(false) ? 3 : p.zero.value_or(1)},
-                                {"recompute", p.recompute.value_or("selective")},
                                 // Layers that do not divide into pp x vp stages: Megatron-Core
                                 // and NeMo give the first and last stages fewer layers (they
                                 // also hold the embedding and the loss; Megatron's
                                 // account_for_embedding/loss_in_pipeline_split).
                                 {"balanced_pipeline", true}};
+  // Unstated recomputation: what the software preset runs (the scenario reader's default).
+  if (p.recompute) parallelism["recompute"] = *p.recompute;
   // FP4 of unstated flavour: NVFP4, the FP4 training recipe of Transformer Engine and
   // Megatron-Bridge on Blackwell (MXFP4 is an inference format there).
   std::string precision = c.precision.value_or("bf16");

@@ -38,6 +38,8 @@ const char* to_string(FsdpImpl f) {
       return "none";
     case FsdpImpl::pytorch_fsdp1:
       return "pytorch_fsdp1";
+    case FsdpImpl::pytorch_fsdp2:
+      return "pytorch_fsdp2";
     case FsdpImpl::megatron_fsdp:
       return "megatron_fsdp";
   }
@@ -202,6 +204,34 @@ std::vector<SoftwareStack> make_presets() {
                 "mosaicml/llm-foundry scripts/train/benchmarking/submit_benchmarks.py "
                 "(--attn_impl default triton, low_precision_layernorm True)"},
                {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "nemo-automodel";
+    s.framework = "nemo-automodel";
+    s.released = "2025-10";
+    s.attention = AttentionKernel::cudnn;
+    s.tp_comm_overlap = false;
+    s.fsdp = FsdpImpl::pytorch_fsdp2;
+    s.recompute = Recompute::full;
+    s.deepep = true;
+    s.grouped_gemm = GroupedGemmKernel::fused;
+    s.facts = {
+        {"PyTorch-native training: FSDP2 (fully_shard) data parallelism, DTensor tensor "
+         "parallelism without communication overlap, eager PyTorch (no CUDA graphs)",
+         "NVIDIA-NeMo/Automodel docs/performance-summary.md; examples/benchmark/configs "
+         "(distributed: FSDP2Manager)"},
+        {"Transformer Engine kernels for RMSNorm, Linear and DotProductAttention (cuDNN fused "
+         "attention); the GPT-OSS configurations use PyTorch FlexAttention instead",
+         "NVIDIA-NeMo/Automodel docs/performance-summary.md (Kernel Optimizations, glossary)"},
+        {"activation checkpointing of every transformer block in the benchmark configurations",
+         "NVIDIA-NeMo/Automodel examples/benchmark/configs/*_te_deepep.yaml "
+         "(parallelizer.activation_checkpointing: true)"},
+        {"MoE: DeepEP dispatch and combine (dispatcher_num_sms 20), experts as one grouped "
+         "GEMM (grouped_gemm.ops.gmm or torch._grouped_mm)",
+         "NVIDIA-NeMo/Automodel nemo_automodel/components/moe (GroupedExpertsDeepEP); "
+         "examples/benchmark/configs (backend.enable_deepep)"}};
     out.push_back(s);
   }
   {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/parallel_plan.hpp"
+
 namespace fabricsim::models {
 
 enum class AttentionKernel : uint8_t {
@@ -24,7 +26,7 @@ const char* to_string(AttentionKernel k);
 enum class CudaGraphs : uint8_t { none, attention, full };
 const char* to_string(CudaGraphs g);
 
-enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, megatron_fsdp };
+enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, pytorch_fsdp2, megatron_fsdp };
 
 /// How the experts' GEMMs of an MoE layer run (models/grouped_gemm).
 enum class GroupedGemmKernel : uint8_t {
@@ -58,6 +60,9 @@ struct SoftwareStack {
   bool tp_comm_overlap = true;
   CudaGraphs cuda_graphs = CudaGraphs::none;
   FsdpImpl fsdp = FsdpImpl::none;
+  /// Activation recomputation the framework's published benchmark configurations run: what a
+  /// source that does not state it is taken to have run.
+  Recompute recompute = Recompute::selective;
   bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
   GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
   int grouped_gemm_streams = 4;  ///< streams of the multi_stream path

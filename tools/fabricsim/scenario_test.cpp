@@ -157,6 +157,18 @@ TEST_CASE("the software section picks a stack preset that explicit keys override
   // A framework without version or date: its newest preset.
   CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
         "deepspeed-2023");
+  // Recomputation: the preset's (NeMo AutoModel's configurations checkpoint every block) unless
+  // the plan states it.
+  CHECK(plain.plan.recompute == models::Recompute::selective);
+  nlohmann::json unstated = scenario_doc({"/software={\"framework\": \"nemo-automodel\"}"});
+  unstated["parallelism"].erase("recompute");
+  const Scenario automodel = read(unstated);
+  CHECK(automodel.lowering.software.id == "nemo-automodel");
+  CHECK(automodel.plan.recompute == models::Recompute::full);
+  CHECK_FALSE(automodel.plan.tp_comm_overlap);
+  CHECK(read(scenario_doc({"/software={\"framework\": \"nemo-automodel\"}",
+                           "/parallelism/recompute=\"none\""}))
+            .plan.recompute == models::Recompute::none);
 }
 
 TEST_CASE("missing required scenario fields are named", "[scenario][bad-input]") {
