@@ -3,15 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 namespace fabricsim::api {
 namespace {
-
-struct Candidate {
-  models::ParallelPlan plan;
-  double step_s = 0;
-};
 
 /// The most layers any model chunk of `prepared` holds.
 int most_chunk_layers(const PreparedPlan& prepared) {
@@ -22,53 +16,65 @@ int most_chunk_layers(const PreparedPlan& prepared) {
   return most;
 }
 
-/// The smallest n in [1, most] for which `set(plan, n)` fits (memory falls as n grows), timed.
-std::optional<Candidate> fewest_that_fit(const Evaluator& cluster, const Scenario& scenario,
-                                         int most, void (*set)(models::ParallelPlan&, int)) {
+/// `prepared`'s plan with the smallest n in [1, most] for which `set(plan, n)` fits (memory
+/// falls as n grows), if any: the workload's memory under each count, without lowering it again.
+std::optional<models::ParallelPlan> fewest_that_fit(const PreparedPlan& prepared,
+                                                    const topologies::GpuSpec& gpu, int most,
+                                                    void (*set)(models::ParallelPlan&, int)) {
   auto with = [&](int n) {
-    Scenario s = scenario;
-    set(s.plan, n);
-    return s;
+    models::ParallelPlan p = prepared.scenario.plan;
+    set(p, n);
+    return p;
   };
-  if (most < 1 || !cluster.prepare(with(most)).memory.fits) return std::nullopt;
+  auto fits = [&](int n) {
+    return models::memory_report(prepared.workload, with(n), prepared.scenario.training, gpu).fits;
+  };
+  if (most < 1 || !fits(most)) return std::nullopt;
   int lo = 1, hi = most;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (cluster.prepare(with(mid)).memory.fits) {
+    if (fits(mid)) {
       hi = mid;
     } else {
       lo = mid + 1;
     }
   }
-  const Scenario chosen = with(lo);
-  const StepEvaluation e = cluster.evaluate(cluster.prepare(chosen), Fidelity::analytical);
-  if (!e.step) return std::nullopt;
-  return Candidate{chosen.plan, e.metrics.step_time_s};
+  return with(lo);
 }
 
 }  // namespace
 
+LayerMemoryRemedies layer_memory_remedies(const PreparedPlan& prepared,
+                                          const topologies::GpuSpec& gpu) {
+  LayerMemoryRemedies out;
+  if (prepared.problem || prepared.memory.fits) return out;
+  const int layers = most_chunk_layers(prepared);
+  const models::ParallelPlan& p = prepared.scenario.plan;
+  out.recompute = fewest_that_fit(prepared, gpu, layers - p.recompute_layers,
+                                  [](models::ParallelPlan& q, int n) { q.recompute_layers += n; });
+  // The chunk's last layer is never offloaded.
+  out.offload = fewest_that_fit(prepared, gpu, layers - 1 - p.recompute_layers - p.offload_layers,
+                                [](models::ParallelPlan& q, int n) { q.offload_layers += n; });
+  return out;
+}
+
 LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const Scenario& scenario) {
   LayerMemoryFit fit{scenario.plan, false, ""};
-  const PreparedPlan prepared = cluster.prepare(scenario);
-  if (prepared.problem || prepared.memory.fits) return fit;
-  const int layers = most_chunk_layers(prepared);
-  const int recomputed = scenario.plan.recompute_layers;
-  const std::optional<Candidate> recompute =
-      fewest_that_fit(cluster, scenario, layers - recomputed,
-                      [](models::ParallelPlan& p, int n) { p.recompute_layers += n; });
-  // The chunk's last layer is never offloaded.
-  const std::optional<Candidate> offload =
-      fewest_that_fit(cluster, scenario, layers - 1 - recomputed - scenario.plan.offload_layers,
-                      [](models::ParallelPlan& p, int n) { p.offload_layers += n; });
-  const Candidate* best = nullptr;
-  if (recompute) best = &*recompute;
-  if (offload && (!best || offload->step_s < best->step_s)) best = &*offload;
-  if (best == nullptr) return fit;
-  fit.plan = best->plan;
+  const LayerMemoryRemedies remedies =
+      layer_memory_remedies(cluster.prepare(scenario), cluster.system().gpu);
+  auto step_of = [&](const models::ParallelPlan& plan) {
+    Scenario s = scenario;
+    s.plan = plan;
+    return cluster.evaluate(cluster.prepare(s), Fidelity::analytical).metrics.step_time_s;
+  };
+  std::optional<double> recompute_s, offload_s;
+  if (remedies.recompute) recompute_s = step_of(*remedies.recompute);
+  if (remedies.offload) offload_s = step_of(*remedies.offload);
+  const bool offloads = offload_s && (!recompute_s || *offload_s < *recompute_s);
+  if (!offloads && !recompute_s) return fit;
+  fit.plan = offloads ? *remedies.offload : *remedies.recompute;
   fit.changed = true;
-  const bool offloads = offload && best == &*offload;
-  const int n = offloads ? best->plan.offload_layers : best->plan.recompute_layers;
+  const int n = offloads ? fit.plan.offload_layers : fit.plan.recompute_layers;
   fit.summary =
       fmt::format("{} {} layer{} per chunk{} to fit", offloads ? "offloads" : "recomputes", n,
                   n == 1 ? "" : "s", offloads ? "" : " fully");

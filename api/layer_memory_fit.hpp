@@ -5,6 +5,7 @@
 // of the two steps faster. Published runs fit by construction; a case that leaves its
 // recomputation unstated gets this (`fabricsim validate`).
 
+#include <optional>
 #include <string>
 
 #include "api/evaluator.hpp"
@@ -17,6 +18,16 @@ struct LayerMemoryFit {
   bool changed = false;       ///< the scenario did not fit and a mitigation does
   std::string summary;        ///< "offload 47 layers per chunk", "" when unchanged
 };
+
+/// The two ways to fit a plan whose activations overflow HBM: the fewest layers per model chunk
+/// recomputed fully, and the fewest offloaded (each absent when no count fits; both absent when
+/// the plan fits already or does not divide).
+struct LayerMemoryRemedies {
+  std::optional<models::ParallelPlan> recompute;
+  std::optional<models::ParallelPlan> offload;
+};
+LayerMemoryRemedies layer_memory_remedies(const PreparedPlan& prepared,
+                                          const topologies::GpuSpec& gpu);
 
 /// The fewest layers per model chunk recomputed or offloaded that make `scenario` fit on
 /// `cluster`, the faster of the two at analytical fidelity; the plan unchanged when it fits

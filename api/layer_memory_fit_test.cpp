@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/plan_search.hpp"
+
 using namespace fabricsim;
 using namespace fabricsim::api;
 
@@ -92,4 +94,30 @@ TEST_CASE("fit_layer_memory leaves a plan that fits, or that nothing fits, uncha
     CHECK_FALSE(fit.changed);
     CHECK(fit.summary.empty());
   }
+}
+
+TEST_CASE("the plan search retries shapes that overflow with their layers offloaded or recomputed",
+          "[memory][api][plan]") {
+  Scenario s = fsdp_70b("gb200-nvl72");
+  PlanConstraints c;
+  c.fixed = {{"tp", 1}, {"pp", 1}, {"cp", 1}, {"zero", 3}, {"micro_batch", 2}};
+  c.recompute = {models::Recompute::selective};
+  c.search_overlap = false;
+  c.search_order = false;
+  SearchOptions o;
+  o.top = 0;
+  c.fit_layers = false;
+  const PlanSearch strict = search_plans(s, c, o);
+  CHECK(strict.ranked.empty());
+  CHECK(strict.rejected.at(Rejection::memory) == 1);
+  c.fit_layers = true;
+  const PlanSearch remedied = search_plans(s, c, o);
+  REQUIRE_FALSE(remedied.ranked.empty());
+  // Both remedies fit; offloading over NVLink-C2C costs nothing, recomputing costs a forward.
+  REQUIRE(remedied.ranked.size() == 2);
+  const models::ParallelPlan& best = remedied.ranked.front().plan;
+  CHECK(best.offload_layers > 0);
+  CHECK(remedied.ranked.back().plan.recompute_layers > 0);
+  CHECK(remedied.ranked.front().step_time_s < remedied.ranked.back().step_time_s);
+  CHECK(fits(Evaluator(s), s, best));
 }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "api/confidence.hpp"
+#include "api/layer_memory_fit.hpp"
 #include "api/training_run.hpp"
 #include "models/memory_model.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -93,6 +94,10 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
   if (!memory.fits && !scenario_.ignore_memory) {
     r.rejected = Rejection::memory;
     r.reason = memory.reason;
+    const LayerMemoryRemedies remedies = layer_memory_remedies(prepared, evaluator_.system().gpu);
+    for (const auto& remedy : {remedies.recompute, remedies.offload})
+      if (remedy) r.remedies.push_back(*remedy);
+    return r;
   }
   // Each stage's compute stream runs all its kernels; before its first pass, the same
   // micro-batch's forward through every earlier virtual stage; after its last pass, that
@@ -171,9 +176,20 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
   out.rejected = space.rejected;
   // Memory and the compute bound of every shape (with the scenario's overlap switches and order,
   // which change neither).
-  std::vector<PlanScreen> screens(space.plans.size());
+  std::vector<models::ParallelPlan> plans = space.plans;
+  std::vector<PlanScreen> screens(plans.size());
   parallel_for(screens.size(), out.threads,
-               [&](size_t i) { screens[i] = evaluator.screen(space.plans[i]); });
+               [&](size_t i) { screens[i] = evaluator.screen(plans[i]); });
+  if (constraints.fit_layers) {
+    // Shapes that overflow HBM, with their layers recomputed or offloaded: screened in turn.
+    const size_t shapes = plans.size();
+    for (size_t i = 0; i < shapes; ++i)
+      for (const models::ParallelPlan& remedy : screens[i].remedies)
+        plans.push_back(remedy);
+    screens.resize(plans.size());
+    parallel_for(plans.size() - shapes, out.threads,
+                 [&](size_t i) { screens[shapes + i] = evaluator.screen(plans[shapes + i]); });
+  }
   std::vector<size_t> fits;
   for (size_t i = 0; i < screens.size(); ++i) {
     if (screens[i].rejected) {
@@ -200,7 +216,7 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
       --end;
     std::vector<PlanResult> batch(end - next);
     parallel_for(batch.size(), out.threads, [&](size_t i) {
-      batch[i] = evaluator.evaluate(space.plans[fits[next + i]], models::Backend::analytical);
+      batch[i] = evaluator.evaluate(plans[fits[next + i]], models::Backend::analytical);
     });
     for (PlanResult& r : batch) {
       best_steps.insert(std::upper_bound(best_steps.begin(), best_steps.end(), r.step_time_s),

@@ -43,6 +43,9 @@ struct PlanScreen {
   double memory_gib = 0;
   double capacity_gib = 0;
   double lower_bound_s = 0;
+  /// A plan whose activations overflow: the same shape with the fewest layers recomputed or
+  /// offloaded that fit (api/layer_memory_fit), which the search tries in its place.
+  std::vector<models::ParallelPlan> remedies;
 };
 
 /// How the search sees a scenario: a screen and an evaluation of one plan at a backend, both
@@ -63,6 +66,7 @@ class ScenarioEvaluator {
   /// GPUs of one scale-up (NVLink) domain: the largest TP the search tries by default.
   int domain() const;
   PlanEvaluator functions() const;
+  const Evaluator& cluster() const { return evaluator_; }
 
  private:
   Scenario with_plan(const models::ParallelPlan& plan) const;

@@ -57,6 +57,9 @@ struct PlanConstraints {
   /// placement orders (TP innermost; CP, DP and PP in any order) for plans that fit.
   bool search_overlap = true;
   bool search_order = true;
+  /// A shape whose activations do not fit is tried again with the fewest layers per chunk
+  /// recomputed fully, and with the fewest offloaded to host memory, that fit (recipes' remedies).
+  bool fit_layers = true;
 };
 
 /// Reads a "--fix" item such as "tp=8"; throws sim::InputError naming the flag otherwise.

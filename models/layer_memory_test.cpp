@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "models/compute_model.hpp"
+#include "models/memory_model.hpp"
 #include "models/model_presets.hpp"
 #include "models/workload.hpp"
 #include "tests/model_cases.hpp"
@@ -132,4 +133,41 @@ TEST_CASE("every catalog GPU states its host link", "[workload][memory]") {
   // NVLink-C2C to Grace is seven times a PCIe Gen5 x16 link.
   CHECK(topologies::find_gpu("GB200")->host_link_gb_per_s ==
         7.03125 * topologies::find_gpu("B200")->host_link_gb_per_s);
+}
+
+TEST_CASE("memory under other recomputed and offloaded counts needs no second lowering",
+          "[workload][memory]") {
+  // memory_report of a workload under a plan that differs only in recompute_layers and
+  // offload_layers equals that of the workload lowered for that plan, stage by stage.
+  TransformerConfig model = *find_model("llama2-7b");
+  TrainingConfig training;
+  training.global_batch = 16;
+  for (const int vp : {1, 2}) {
+    for (const Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+      ParallelPlan base;
+      base.pp = 4;
+      base.vp = vp;
+      base.recompute = mode;
+      const auto& gpu = testing::h100();
+      const Workload lowered =
+          build_workload(model, base, training, gpu, default_compute_profile(gpu));
+      for (const int r : {0, 1, 3, 8}) {
+        for (const int o : {0, 2, 7}) {
+          INFO("vp " << vp << " mode " << to_string(mode) << " recompute " << r << " offload "
+                     << o);
+          ParallelPlan p = base;
+          p.recompute_layers = r;
+          p.offload_layers = o;
+          const Workload direct =
+              build_workload(model, p, training, gpu, default_compute_profile(gpu));
+          const MemoryReport a = memory_report(lowered, p, training, gpu);
+          const MemoryReport b = memory_report(direct, p, training, gpu);
+          REQUIRE(a.stages.size() == b.stages.size());
+          for (size_t s = 0; s < a.stages.size(); ++s)
+            CHECK(a.stages[s].activations == b.stages[s].activations);
+          CHECK(a.fits == b.fits);
+        }
+      }
+    }
+  }
 }

@@ -54,11 +54,15 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
     const bool opt_share = plan.zero >= 1;
     m.optimizer = 12.0 * (trainable_dense / (opt_share ? dp : 1.0) +
                           trainable_expert / (opt_share ? edp : 1.0));
-    // Peak activations over the schedule: chunks forwarded but not yet backwarded.
+    // Peak activations over the schedule: chunks forwarded but not yet backwarded (under this
+    // plan's recomputed and offloaded layers, which need not be those the chunks were built for).
+    std::vector<double> chunk_bytes;
+    for (const ChunkWork& c : sw.chunks)
+      chunk_bytes.push_back(chunk_activation_bytes(c, plan));
     double live = 0, peak = 0;
     int count = 0, peak_count = 0;
     for (const PipelineTask& t : schedule[static_cast<size_t>(s)]) {
-      const double a = sw.chunks[static_cast<size_t>(t.chunk)].activation_bytes;
+      const double a = chunk_bytes[static_cast<size_t>(t.chunk)];
       live += t.forward ? a : -a;
       count += t.forward ? 1 : -1;
       if (live > peak) {

@@ -35,6 +35,8 @@ struct MemoryReport {
 /// Framework reserve: CUDA context, NCCL buffers and allocator fragmentation.
 inline constexpr double kFrameworkReserveBytes = 3.0 * 1024 * 1024 * 1024;
 
+/// `plan` may differ from the workload's in recompute_layers and offload_layers only (what a
+/// search for the fewest that fit varies without lowering the workload again).
 MemoryReport memory_report(const Workload& workload, const ParallelPlan& plan,
                            const TrainingConfig& training, const topologies::GpuSpec& gpu);
 nlohmann::json memory_to_json(const MemoryReport& report);

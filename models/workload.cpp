@@ -300,7 +300,7 @@ struct LayerEmitter {
     LayerEmitter e = *this;
     e.quantized = recipe.quantized(layer);
     e.linear = recipe.linear(layer);
-    e.recompute_full = plan.recompute == Recompute::full || index < plan.recompute_layers;
+    e.recompute_full = recomputes_fully(plan, index);
     return e;
   }
 
@@ -725,11 +725,12 @@ struct LayerEmitter {
     b.graphed(false);
   }
 
-  /// Bytes one micro-batch keeps alive from this layer's forward to its backward.
-  double activations(int layer) const {
+  /// Bytes one micro-batch keeps alive from this layer's forward to its backward: the layer
+  /// input only when it recomputes fully (`full`), else what the recompute mode keeps.
+  double activations(int layer, bool full) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden, a = kActivationBytes;
-    if (recompute_full) return Tn * h * a;  // the layer input only
-    double bytes = 4 * Tn * h * a;          // norm inputs and the (sequence-sharded) GEMM inputs
+    if (full) return Tn * h * a;
+    double bytes = 4 * Tn * h * a;  // norm inputs and the (sequence-sharded) GEMM inputs
     bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     bytes += T * s.q_heads * s.v_dim * a;                        // attention output
     bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
@@ -799,6 +800,31 @@ nlohmann::json op_class_json(const OpClassSeconds& c) {
           {"launch_gaps_s", c.launch_gaps},
           {"optimizer_s", c.optimizer},
           {"total_s", c.total()}};
+}
+
+bool recomputes_fully(const ParallelPlan& plan, int index) {
+  return plan.recompute == Recompute::full || index < plan.recompute_layers;
+}
+
+bool offloads(const ParallelPlan& plan, int index, int layers) {
+  return !recomputes_fully(plan, index) && index + 1 < layers &&
+         index < plan.recompute_layers + plan.offload_layers;
+}
+
+double chunk_activation_bytes(const ChunkWork& chunk, const ParallelPlan& plan) {
+  const int layers = static_cast<int>(chunk.layer_activations.size());
+  double bytes = chunk.head_activation_bytes, in_transit = 0;
+  for (int i = 0; i < layers; ++i) {
+    const ChunkWork::LayerActivations& a = chunk.layer_activations[static_cast<size_t>(i)];
+    if (recomputes_fully(plan, i)) {
+      bytes += a.input;
+    } else if (offloads(plan, i, layers)) {
+      in_transit = std::max(in_transit, a.kept);
+    } else {
+      bytes += a.kept;
+    }
+  }
+  return bytes + in_transit;
 }
 
 Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& plan,
@@ -921,33 +947,25 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         if (c.has_embedding) c.buckets.back().dense += head_params;
         if (c.has_lm_head) c.buckets.front().dense += head_params;
       }
-      // Offloaded layers: each one's activations go to host memory as the layer produces them,
-      // hidden by one layer's forward, and come back during the backward of the layer above;
-      // HBM holds one layer's in transit. The chunk's last layer stays (its backward follows).
+      // Offloaded layers' activations go to host memory as each layer produces them, hidden by
+      // its forward, and come back during the backward of the layer above (offloads()).
       const auto offloaded = [&](size_t i) {
-        const int index = static_cast<int>(i);
-        return i + 1 < params.size() && index >= plan.recompute_layers &&
-               index < plan.recompute_layers + plan.offload_layers;
+        return offloads(plan, static_cast<int>(i), static_cast<int>(params.size()));
       };
-      std::vector<double> layer_activations(params.size(), 0.0);
-      double in_transit = 0;
       for (size_t i = 0; i < params.size(); ++i) {
         if (i == 0 || bucket_of[i] != bucket_of[i - 1])
           fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
-        const LayerEmitter layer_emit = emit.at(layer, static_cast<int>(i));
         const double before = fwd.compute_seconds();
-        layer_emit.forward(fwd, layer);
-        layer_activations[i] = layer_emit.activations(layer);
+        emit.at(layer, static_cast<int>(i)).forward(fwd, layer);
+        c.layer_activations.push_back({emit.activations(layer, plan.recompute == Recompute::full),
+                                       emit.activations(layer, true)});
         if (offloaded(i)) {
-          fwd.host_copy("offload_wait", layer_activations[i], fwd.compute_seconds() - before);
-          in_transit = std::max(in_transit, layer_activations[i]);
-        } else {
-          c.activation_bytes += layer_activations[i];
+          fwd.host_copy("offload_wait", c.layer_activations[i].kept,
+                        fwd.compute_seconds() - before);
         }
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
-      c.activation_bytes += in_transit;
       bwd.marker(WorkOp::Kind::param_gate, 0);
       if (c.has_lm_head) {
         fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
@@ -956,7 +974,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         // Cross-entropy in fp32 over the vocabulary shard: upcast, max, exp-sum, normalise.
         fwd.memory("loss", 24.0 * T * vocab);
         if (plan.tp > 1) fwd.comm(GroupKind::tp, CollectiveOp::all_reduce, 2.0 * 4.0 * T);
-        c.activation_bytes += T * vocab * 4.0 + T * h * kActivationBytes;
+        c.head_activation_bytes = T * vocab * 4.0 + T * h * kActivationBytes;
         if (!model.tied_embeddings || plan.pp > 1) c.dense_params += head_params;
         // Backward of the head.
         bwd.memory("loss_bwd", 16.0 * T * vocab);
@@ -976,7 +994,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         emit.at(layer, static_cast<int>(i)).backward(bwd, layer);
         // The next layer's activations come back while this one's backward runs.
         if (i > 0 && offloaded(i - 1)) {
-          bwd.host_copy("reload_wait", layer_activations[i - 1], bwd.compute_seconds() - before);
+          bwd.host_copy("reload_wait", c.layer_activations[i - 1].kept,
+                        bwd.compute_seconds() - before);
         }
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
           if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);
@@ -994,6 +1013,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
           pass->memory("fp8_scale_update", recipe.scale_update_bytes(pass->quantized_tensors()));
         }
       }
+      c.activation_bytes = chunk_activation_bytes(c, plan);
       c.forward = fwd.take();
       c.backward = bwd.take();
       c.backward_overlapped = ProgramBuilder::slowed(c.backward, 1.0 + slowdown);

@@ -82,8 +82,18 @@ struct ChunkWork {
   PassProgram backward;  ///< includes recomputation
   /// Backward of the last micro-batch when gradient reduction overlaps it (SM contention).
   PassProgram backward_overlapped;
-  double activation_bytes = 0;  ///< kept per micro-batch from forward to backward
-  double dense_params = 0;      ///< parameters of this chunk on this rank (non-expert)
+  /// Per layer of the chunk, bytes one micro-batch keeps from forward to backward under the
+  /// plan's recompute mode, and under full recomputation (the layer input only).
+  struct LayerActivations {
+    double kept = 0;
+    double input = 0;
+  };
+  std::vector<LayerActivations> layer_activations;
+  double head_activation_bytes = 0;  ///< the LM head's and the loss's (last virtual stage)
+  /// kept per micro-batch from forward to backward under the plan it was built for
+  /// (chunk_activation_bytes)
+  double activation_bytes = 0;
+  double dense_params = 0;  ///< parameters of this chunk on this rank (non-expert)
   double expert_params = 0;
   double trainable_params = 0;  ///< LoRA: adapters only
   /// Data-parallel buckets in the order backward completes them (last layers first): the
@@ -95,6 +105,16 @@ struct ChunkWork {
   std::vector<Bucket> buckets;
   double p2p_bytes = 0;  ///< activation (and its gradient) passed between virtual stages
 };
+
+/// Whether layer `index` of a model chunk of `layers` recomputes fully under `plan` (the chunk's
+/// first plan.recompute_layers, or every layer under full recomputation), and whether its
+/// activations are offloaded to host memory (the next plan.offload_layers, never the last).
+bool recomputes_fully(const ParallelPlan& plan, int index);
+bool offloads(const ParallelPlan& plan, int index, int layers);
+/// Bytes a chunk keeps per micro-batch from forward to backward under `plan`'s recompute_layers
+/// and offload_layers (HBM holds one offloaded layer's in transit); `chunk` was lowered with the
+/// same recompute mode.
+double chunk_activation_bytes(const ChunkWork& chunk, const ParallelPlan& plan);
 
 struct StageWork {
   std::vector<ChunkWork> chunks;

@@ -52,6 +52,9 @@ class PlanCommand final : public Command {
     app_->add_flag("--no-overlap-search", no_overlap_,
                    "Keep the scenario's overlap switches instead of trying them on and off");
     app_->add_flag("--no-order-search", no_order_, "Keep the scenario's placement order");
+    app_->add_flag("--no-layer-remedies", no_layer_remedies_,
+                   "Reject plans whose activations overflow instead of retrying them with the "
+                   "fewest layers recomputed or offloaded that fit");
     app_->add_option("--top", options_search_.top,
                      "Plans re-simulated at flow fidelity and printed (0: analytical only)")
         ->check(CLI::NonNegativeNumber);
@@ -82,6 +85,7 @@ class PlanCommand final : public Command {
     constraints.allow_unbalanced = !no_unbalanced_;
     constraints.search_overlap = !no_overlap_;
     constraints.search_order = !no_order_;
+    constraints.fit_layers = !no_layer_remedies_;
     if (!cases_.empty()) return check_cases(constraints, out);
     const api::Scenario scenario = options_.search_base(file_);
     const api::PlanSearch search = api::search_plans(scenario, constraints, options_search_);
@@ -141,7 +145,7 @@ class PlanCommand final : public Command {
   api::SearchOptions options_search_;
   std::vector<std::string> fixed_, recompute_;
   bool no_cp_ = false, no_ep_ = false, no_vp_ = false, no_unbalanced_ = false, no_overlap_ = false,
-       no_order_ = false, json_ = false;
+       no_order_ = false, no_layer_remedies_ = false, json_ = false;
 };
 
 }  // namespace
