@@ -44,6 +44,9 @@ MeasurementSet measurements_from_cases(const std::vector<Case>& cases) {
       g.tflops = *c.measured.tflops;
       g.system = c.system;
       g.source = c.id;
+      // stas00/ml-engineering's MAMF table reports, per GPU and dtype, the fastest shape of a
+      // brute-force search ("Maximum Achievable Matmul FLOPS"): an upper bound for every shape.
+      g.sweep_maximum = c.source.find("Maximum Achievable Matmul FLOPS") != std::string::npos;
       set.gemms.push_back(std::move(g));
       ++gemm_cases;
       continue;

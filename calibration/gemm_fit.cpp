@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "calibration/fit_quality.hpp"
 #include "calibration/levenberg_marquardt.hpp"
@@ -19,13 +20,24 @@ double sigmoid(double x) {
   return 1 / (1 + std::exp(-x));
 }
 
-models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, bool full) {
-  base.max_efficiency = std::clamp(sigmoid(x[0]), 1e-3, 0.999);
-  if (full) {
-    // Bounded: K/(K + k_half) is a pipeline-fill effect of tens to a few thousand elements, and
-    // a launch takes between 0.5 and 50 us.
-    base.k_half = std::exp(std::clamp(x[1], std::log(16.0), std::log(4096.0)));
-    base.launch = sim::Time::from_us(std::exp(std::clamp(x[2], std::log(0.5), std::log(50.0))));
+/// The parameters a fit moves: the ceiling (unless a sweep maximum pins it), the pipeline-fill
+/// constant and the launch time (with enough shapes, or the fill constant alone once the ceiling
+/// is pinned: the sweep point's shape then says how fast the ceiling is approached).
+struct FreeParams {
+  bool ceiling = true;
+  bool fill = false;
+  bool launch = false;
+  Eigen::Index count() const { return Eigen::Index{ceiling} + fill + launch; }
+};
+
+models::GemmParams unpack(const Eigen::VectorXd& x, models::GemmParams base, FreeParams free) {
+  Eigen::Index i = 0;
+  if (free.ceiling) base.max_efficiency = std::clamp(sigmoid(x[i++]), 1e-3, 0.999);
+  // Bounded: K/(K + k_half) is a pipeline-fill effect of tens to a few thousand elements, and
+  // a launch takes between 0.5 and 50 us.
+  if (free.fill) base.k_half = std::exp(std::clamp(x[i++], std::log(16.0), std::log(4096.0)));
+  if (free.launch) {
+    base.launch = sim::Time::from_us(std::exp(std::clamp(x[i++], std::log(0.5), std::log(50.0))));
   }
   base.fitted = true;
   return base;
@@ -46,24 +58,24 @@ struct Fitted {
   double cost;
 };
 
-Fitted fit_once(const topologies::GpuSpec& gpu, Precision p,
-                const std::vector<GemmMeasurement>& data, const models::ComputeProfile& base) {
-  const bool full = data.size() >= 6;
-  std::vector<std::pair<int, int>> tiles{{base.gemm_for(p).tile_m, base.gemm_for(p).tile_n}};
-  if (full) {
+Fitted fit_with(const topologies::GpuSpec& gpu, Precision p,
+                const std::vector<GemmMeasurement>& data, const models::ComputeProfile& base,
+                const models::GemmParams& start_params, FreeParams free, bool search_tiles) {
+  std::vector<std::pair<int, int>> tiles{{start_params.tile_m, start_params.tile_n}};
+  if (search_tiles) {
     tiles.clear();
     for (int tm : {64, 128, 256}) {
       for (int tn : {64, 128, 256})
         tiles.emplace_back(tm, tn);
     }
   }
-  Fitted best{base.gemm_for(p), std::numeric_limits<double>::infinity()};
+  Fitted best{start_params, std::numeric_limits<double>::infinity()};
   for (const auto& [tm, tn] : tiles) {
-    models::GemmParams start = base.gemm_for(p);
+    models::GemmParams start = start_params;
     start.tile_m = tm;
     start.tile_n = tn;
     auto residuals = [&](const Eigen::VectorXd& x) {
-      const models::GemmParams params = unpack(x, start, full);
+      const models::GemmParams params = unpack(x, start, free);
       Eigen::VectorXd r(static_cast<Eigen::Index>(data.size()));
       for (size_t i = 0; i < data.size(); ++i) {
         r[static_cast<Eigen::Index>(i)] =
@@ -71,16 +83,38 @@ Fitted fit_once(const topologies::GpuSpec& gpu, Precision p,
       }
       return r;
     };
-    Eigen::VectorXd x0(full ? 3 : 1);
-    x0[0] = logit(std::clamp(start.max_efficiency, 0.05, 0.95));
-    if (full) {
-      x0[1] = std::log(std::max(start.k_half, 1.0));
-      x0[2] = std::log(std::max(start.launch.us(), 0.1));
-    }
+    Eigen::VectorXd x0(free.count());
+    Eigen::Index i = 0;
+    if (free.ceiling) x0[i++] = logit(std::clamp(start.max_efficiency, 0.05, 0.95));
+    if (free.fill) x0[i++] = std::log(std::max(start.k_half, 1.0));
+    if (free.launch) x0[i++] = std::log(std::max(start.launch.us(), 0.1));
     const LmResult fit = levenberg_marquardt(residuals, x0);
-    if (fit.cost < best.cost) best = Fitted{unpack(fit.parameters, start, full), fit.cost};
+    if (fit.cost < best.cost) best = Fitted{unpack(fit.parameters, start, free), fit.cost};
   }
   return best;
+}
+
+Fitted fit_once(const topologies::GpuSpec& gpu, Precision p,
+                const std::vector<GemmMeasurement>& data, const models::ComputeProfile& base) {
+  const bool full = data.size() >= 6;
+  const Fitted free_fit =
+      fit_with(gpu, p, data, base, base.gemm_for(p), FreeParams{true, full, full}, full);
+  // A sweep maximum (the fastest shape of a brute-force search) bounds every shape, and the
+  // model's ceiling is what its largest shapes approach. Fitted to a few points, the ceiling is
+  // only as good as the default fill constant (a sweep maximum at K = 1024 read through
+  // K / (K + 256) puts it near 100% of peak), so it is pinned to the sweep maximum and the fill
+  // constant fitted to the sweep's shape instead. With enough shapes the data set both.
+  if (full) return free_fit;
+  std::optional<double> ceiling;
+  for (const GemmMeasurement& m : data) {
+    if (!m.sweep_maximum) continue;
+    const double reached = m.tflops / gpu.peak_tflops(p);
+    ceiling = ceiling ? std::min(*ceiling, reached) : reached;
+  }
+  if (!ceiling || free_fit.params.max_efficiency <= *ceiling) return free_fit;
+  models::GemmParams pinned = free_fit.params;
+  pinned.max_efficiency = *ceiling;
+  return fit_with(gpu, p, data, base, pinned, FreeParams{false, true, false}, false);
 }
 
 }  // namespace

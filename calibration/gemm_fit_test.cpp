@@ -351,3 +351,47 @@ TEST_CASE("a collective fit without usable measurements changes nothing", "[coll
   CHECK(fit.profile.nvlink_efficiency == start.nvlink_efficiency);
   CHECK(fit.profile.source == start.source);
 }
+
+TEST_CASE("a sweep maximum caps the ceiling of a fit to few points, not of a rich fit",
+          "[calibration][gemm]") {
+  // One MAMF-style point: the fastest shape of a brute-force search, at K = 1024, 78.6% of peak.
+  GemmMeasurement best;
+  best.m = 12288;
+  best.n = 18432;
+  best.k = 1024;
+  best.dtype = "bf16";
+  best.tflops = 0.786 * h100().bf16_tflops;
+  best.source = "sweep";
+  const models::ComputeProfile base = models::default_compute_profile(h100());
+  auto predict = [&](const models::GemmParams& params, double m, double n, double k) {
+    models::ComputeProfile p = base;
+    p.gemm_for(Precision::bf16) = params;
+    return 2 * m * n * k / models::gemm_seconds(h100(), p, Precision::bf16, m, n, k, 1) * 1e-12;
+  };
+  SECTION("read as an ordinary point, the default fill constant lifts the ceiling above it") {
+    const GemmFitResult fit = fit_gemm(h100(), Precision::bf16, {best}, base);
+    CHECK(fit.params.max_efficiency > 0.9);
+    CHECK(predict(fit.params, 16384, 16384, 16384) > 1.1 * best.tflops);
+  }
+  SECTION("read as a sweep maximum, no shape runs faster than it") {
+    best.sweep_maximum = true;
+    const GemmFitResult fit = fit_gemm(h100(), Precision::bf16, {best}, base);
+    CHECK(fit.params.max_efficiency == Approx(0.786).epsilon(1e-12));
+    for (const double size : {4096.0, 8192.0, 16384.0, 32768.0}) {
+      INFO(size);
+      CHECK(predict(fit.params, size, size, size) <= best.tflops);
+    }
+    // Large GEMMs come within a few percent of it: the fill constant fits the sweep's shape.
+    CHECK(predict(fit.params, 16384, 16384, 16384) > 0.95 * best.tflops);
+  }
+  SECTION("a rich fit keeps the ceiling its shapes show") {
+    const models::GemmParams truth = true_gemm_params();
+    std::vector<GemmMeasurement> data = synthetic_gemms(profile_with(truth), 0.0, 1);
+    const GemmFitResult plain = fit_gemm(h100(), Precision::bf16, data, base);
+    best.sweep_maximum = true;
+    data.push_back(best);
+    const GemmFitResult with_sweep = fit_gemm(h100(), Precision::bf16, data, base);
+    CHECK(with_sweep.params.max_efficiency > 0.786);
+    CHECK(with_sweep.params.max_efficiency == Approx(plain.params.max_efficiency).epsilon(0.05));
+  }
+}

@@ -27,6 +27,9 @@ struct GemmMeasurement {
   std::string system;  ///< preset id if known, else ""
   std::string gpu_name;
   std::string source;  ///< file:line, file:/json/pointer or case id
+  /// The best of a brute-force search over shapes (the MAMF finder's table): no shape of this
+  /// GPU and precision runs faster, so a fit's ceiling may not exceed it.
+  bool sweep_maximum = false;
 };
 
 struct CollectiveMeasurement {
