@@ -25,7 +25,8 @@ struct PublishedPlanCheck {
 };
 
 /// Checks one scenario whose plan is the published one (memory is enforced: a published plan
-/// the memory model rejects is reported as such).
+/// the memory model rejects gets the fewest layers recomputed or offloaded that fit when the
+/// constraints allow those remedies, else it is reported as rejected).
 PublishedPlanCheck check_published_plan(const Scenario& scenario,
                                         const PlanConstraints& constraints,
                                         const SearchOptions& options);
