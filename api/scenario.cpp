@@ -238,6 +238,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},
+          {"loss_kernel", models::to_string(stack.loss)},
           {"documented", stack.documented}};
 }
 

@@ -46,6 +46,15 @@ const char* to_string(FsdpImpl f) {
   return "?";
 }
 
+const char* to_string(LossKernel k) {
+  return k == LossKernel::fused ? "fused" : "fp32_upcast";
+}
+
+double loss_bytes_per_logit(LossKernel k, bool backward) {
+  if (k == LossKernel::fused) return backward ? 4.0 : 2.0;
+  return backward ? 16.0 : 24.0;
+}
+
 const char* to_string(GroupedGemmKernel k) {
   switch (k) {
     case GroupedGemmKernel::fused:
@@ -195,6 +204,7 @@ std::vector<SoftwareStack> make_presets() {
     s.attention = AttentionKernel::flash_triton;
     s.tp_comm_overlap = false;
     s.fsdp = FsdpImpl::pytorch_fsdp1;
+    s.loss = LossKernel::fused;
     s.facts = {{"Composer with PyTorch FSDP (FULL_SHARD), one FSDP unit per transformer block, "
                 "parameters prefetched one unit ahead",
                 "mosaicml/llm-foundry scripts/train/benchmarking/README.md; Composer FSDP docs"},
@@ -203,7 +213,10 @@ std::vector<SoftwareStack> make_presets() {
                 "no tensor parallelism",
                 "mosaicml/llm-foundry scripts/train/benchmarking/submit_benchmarks.py "
                 "(--attn_impl default triton, low_precision_layernorm True)"},
-               {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"}};
+               {"eager PyTorch, no CUDA graphs", "mosaicml/llm-foundry train configs"},
+               {"the loss is flash-attn's fused cross-entropy kernel (xentropy) on the bf16 logits",
+                "mosaicml/llm-foundry llmfoundry/models/mpt/modeling_mpt.py, ComposerMPTCausalLM "
+                "(loss_fn default 'fused_crossentropy': flash_attn.losses.cross_entropy)"}};
     out.push_back(s);
   }
   {

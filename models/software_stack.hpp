@@ -40,6 +40,16 @@ enum class GroupedGemmKernel : uint8_t {
 };
 const char* to_string(GroupedGemmKernel k);
 
+/// How the loss over the vocabulary runs. `fp32_upcast`: the logits upcast to fp32, then max,
+/// exp-sum and normalise as separate passes (Megatron's vocab-parallel cross-entropy without
+/// loss fusion): 24 bytes per logit forward, 16 backward. `fused`: one kernel reads the bf16
+/// logits and keeps per-row statistics, the backward recomputes the softmax and writes the bf16
+/// gradient (flash-attn's xentropy kernel): 2 bytes per logit forward, 4 backward.
+enum class LossKernel : uint8_t { fp32_upcast, fused };
+const char* to_string(LossKernel k);
+/// Bytes of HBM traffic per logit of the loss, forward or backward.
+double loss_bytes_per_logit(LossKernel k, bool backward);
+
 /// How the framework counts the model FLOPs it reports (TFLOP/s per GPU, MFU): the GEMMs of the
 /// model with attention over the full score matrix (Narayanan et al.'s convention, Megatron-LM
 /// and NeMo through 24.07), or Megatron-Bridge's closed form (models/megatron_bridge_flops).
@@ -65,6 +75,7 @@ struct SoftwareStack {
   Recompute recompute = Recompute::selective;
   bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
   GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
+  LossKernel loss = LossKernel::fp32_upcast;
   int grouped_gemm_streams = 4;  ///< streams of the multi_stream path
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.

@@ -971,13 +971,13 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
         emit.tp_gather(fwd, T * h);
         fwd.gemm("lm_head", lm_precision, T, vocab, h);
-        // Cross-entropy in fp32 over the vocabulary shard: upcast, max, exp-sum, normalise.
-        fwd.memory("loss", 24.0 * T * vocab);
+        // Cross-entropy over the vocabulary shard, as the software's loss kernel runs it.
+        fwd.memory("loss", loss_bytes_per_logit(options.software.loss, false) * T * vocab);
         if (plan.tp > 1) fwd.comm(GroupKind::tp, CollectiveOp::all_reduce, 2.0 * 4.0 * T);
         c.head_activation_bytes = T * vocab * 4.0 + T * h * kActivationBytes;
         if (!model.tied_embeddings || plan.pp > 1) c.dense_params += head_params;
         // Backward of the head.
-        bwd.memory("loss_bwd", 16.0 * T * vocab);
+        bwd.memory("loss_bwd", loss_bytes_per_logit(options.software.loss, true) * T * vocab);
         bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
         if (!lora) bwd.gemm("lm_head_wgrad", lm_precision, h, vocab, T);
         emit.tp_reduce(bwd, T * h);

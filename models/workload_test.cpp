@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <string_view>
+#include <tuple>
 
 #include "models/compute_model.hpp"
 #include "models/model_presets.hpp"
@@ -441,6 +442,28 @@ TEST_CASE("CUDA graphs remove the launch floor of captured kernels", "[workload]
   CHECK(rope_e.seconds == Approx(500e-6));
   CHECK(rope_g.seconds < 500e-6);
   CHECK(rope_g.seconds == Approx(rope_g.seconds - rope_g.overhead + p.kernel_gap.s()));
+}
+
+TEST_CASE("the software's loss kernel sets the loss's HBM traffic per logit", "[workload]") {
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(dense.plan, dense.training, dense.model, dense.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile p = default_compute_profile(h100());
+  const double logits = static_cast<double>(dense.model.seq_len) * dense.model.vocab;
+  for (const auto& [kernel, forward, backward] :
+       {std::tuple{LossKernel::fp32_upcast, 24.0, 16.0}, std::tuple{LossKernel::fused, 2.0, 4.0}}) {
+    INFO(to_string(kernel));
+    LoweringOptions o;
+    o.software.loss = kernel;
+    const Workload w = build_workload(dense.model, dense.plan, dense.training, h100(), p, o);
+    const ChunkWork& c = w.stages[0].chunks[0];
+    const double gap = p.kernel_gap.s();
+    CHECK(find_op(c.forward, "loss").seconds - gap ==
+          Approx(memory_seconds(h100(), p, forward * logits)).epsilon(1e-9));
+    CHECK(find_op(c.backward, "loss_bwd").seconds - gap ==
+          Approx(memory_seconds(h100(), p, backward * logits)).epsilon(1e-9));
+  }
+  CHECK(find_software("llm-foundry")->loss == LossKernel::fused);
+  CHECK(default_software().loss == LossKernel::fp32_upcast);
 }
 
 TEST_CASE("the software's attention library sets the attention kernels' time", "[workload]") {
