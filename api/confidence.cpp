@@ -68,14 +68,15 @@ nlohmann::json confidence_to_json(const Confidence& c) {
 }
 
 std::string confidence_line(const Confidence& c) {
-  // One point fits exactly whatever the model: its median error says nothing.
+  // One point sets the ceiling at most: its error says nothing about other shapes.
   std::string out =
       !c.gemm_fitted ? fmt::format(
                            "GEMM {}: no measurement of this GPU (inherited fit or "
                            "default ceiling)",
                            c.precision)
       : c.gemm_points == 1
-          ? fmt::format("GEMM {}: 1 point only (fit exact by construction)", c.precision)
+          ? fmt::format("GEMM {}: 1 point only (the ceiling; no shape dependence measured)",
+                        c.precision)
           : fmt::format("GEMM {}: {} points (median {:.1f}%)", c.precision, c.gemm_points,
                         100 * c.gemm_median);
   out += !c.collective_fitted       ? "; collectives: NCCL-constant defaults, never measured here"

@@ -100,11 +100,11 @@ TEST_CASE("confidence tells announced figures from inherited ones", "[confidence
 }
 
 TEST_CASE("confidence names one public point as one", "[confidence]") {
-  // GB200 NVL72's built-in profile: one bf16 GEMM point, which any fit matches exactly.
+  // GB200 NVL72's built-in profile: one bf16 GEMM point (a sweep maximum: the ceiling).
   const Confidence c = scenario_confidence(scenario({"/system/preset=gb200-nvl72"}));
   REQUIRE(c.gemm_points == 1);
-  CHECK_THAT(confidence_line(c), Catch::StartsWith("GEMM bf16: 1 point only (fit exact by "
-                                                   "construction)"));
+  CHECK_THAT(confidence_line(c), Catch::StartsWith("GEMM bf16: 1 point only (the ceiling; no "
+                                                   "shape dependence measured)"));
   CHECK(confidence_with_calibration(c) == "built-in profile of gb200-nvl72; " + confidence_line(c));
 }
 
