@@ -111,6 +111,14 @@ TEST_CASE("offload_layers: activations leave HBM; the copies cost only what comp
     CHECK(off.forward.compute_seconds == base.forward.compute_seconds);
     CHECK(off.backward.compute_seconds == base.backward.compute_seconds);
   }
+  SECTION("a copy just longer than its layer's compute waits for the difference") {
+    const double copy = 1.5 * layer_forward;
+    gpu.host_link_gb_per_s = layer / copy / 1e9;
+    const ChunkWork off = middle(build(gpu, Recompute::selective, 0, 3));
+    CHECK(count(off.forward, "offload_wait") == 3);
+    CHECK(seconds_of(off.forward, "offload_wait") ==
+          Approx(3 * (copy - layer_forward)).epsilon(1e-9));
+  }
   SECTION("a slow link: each copy waits for its excess over one layer's compute") {
     gpu.host_link_gb_per_s = 1;
     const double copy = layer / 1e9;
