@@ -234,8 +234,9 @@ TrainingMetrics training_metrics(const Scenario& s, const models::Workload& work
   const int span = s.training.task == models::TrainingTask::sft
                        ? std::min(seq, s.lowering.sft_document_tokens)
                        : seq;
-  m.hw_tflops_per_gpu = (model_flops + recompute_flops(s.model, s.plan, s.training, span)) /
-                        m.step_time_s / gpus * 1e-12;
+  m.hw_tflops_per_gpu =
+      (model_flops + recompute_flops(s.model, s.plan, s.training, span, workload)) / m.step_time_s /
+      gpus * 1e-12;
   m.peak_tflops = gpu.peak_tflops(s.training.precision);
   if (m.peak_tflops > 0) {
     m.mfu = m.model_tflops_per_gpu / m.peak_tflops;

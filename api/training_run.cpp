@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "api/evaluator.hpp"
 #include "calibration/profile.hpp"
 #include "models/system.hpp"
@@ -11,27 +9,19 @@
 namespace fabricsim::api {
 
 double recompute_flops(const models::TransformerConfig& model_in, const models::ParallelPlan& plan,
-                       const models::TrainingConfig& training, int attention_span) {
+                       const models::TrainingConfig& training, int attention_span,
+                       const models::Workload& workload) {
   models::TransformerConfig model = model_in;
   model.seq_len = models::sequence_length(training, model_in);
   models::FlopsPerToken f = models::flops_per_token(model);
   f.attention_scores *= static_cast<double>(attention_span) / model.seq_len;
   const double tokens = static_cast<double>(training.global_batch) * model.seq_len;
-  // A second forward of every layer (the logits are not recomputed).
+  // A layer that recomputes fully runs its forward twice (the logits are not recomputed); the
+  // others recompute their attention scores under selective recomputation, nothing otherwise.
   const double full = (f.dense_matmul - f.logits + f.attention_scores) * tokens;
-  double rest = 0;
-  switch (plan.recompute) {
-    case models::Recompute::full:
-      return full;
-    case models::Recompute::selective:
-      rest = f.attention_scores * tokens;
-      break;
-    case models::Recompute::none:
-      break;
-  }
-  // The first recompute_layers of each of the pp x vp model chunks recompute fully.
-  const double chunks = static_cast<double>(plan.pp) * plan.vp;
-  const double share = std::min(1.0, plan.recompute_layers * chunks / model.layers);
+  const double rest =
+      plan.recompute == models::Recompute::selective ? f.attention_scores * tokens : 0.0;
+  const double share = models::fully_recomputed_share(workload, plan);
   return share * full + (1 - share) * rest;
 }
 

@@ -53,7 +53,8 @@ models::Workload scenario_workload(const Scenario& scenario,
 TrainingReport run_training(const Scenario& scenario);
 /// Recomputation FLOPs per step (Megatron's hardware-FLOP convention) for a workload.
 double recompute_flops(const models::TransformerConfig& model, const models::ParallelPlan& plan,
-                       const models::TrainingConfig& training, int attention_span);
+                       const models::TrainingConfig& training, int attention_span,
+                       const models::Workload& workload);
 
 nlohmann::json report_to_json(const TrainingReport& report);
 std::string report_to_text(const TrainingReport& report);

@@ -811,6 +811,18 @@ bool offloads(const ParallelPlan& plan, int index, int layers) {
          index < plan.recompute_layers + plan.offload_layers;
 }
 
+double fully_recomputed_share(const Workload& workload, const ParallelPlan& plan) {
+  int layers = 0, recomputed = 0;
+  for (const StageWork& stage : workload.stages) {
+    for (const ChunkWork& chunk : stage.chunks) {
+      layers += chunk.layers;
+      for (int i = 0; i < chunk.layers; ++i)
+        recomputed += recomputes_fully(plan, i) ? 1 : 0;
+    }
+  }
+  return layers > 0 ? static_cast<double>(recomputed) / layers : 0.0;
+}
+
 double chunk_activation_bytes(const ChunkWork& chunk, const ParallelPlan& plan) {
   const int layers = static_cast<int>(chunk.layer_activations.size());
   double bytes = chunk.head_activation_bytes, in_transit = 0;

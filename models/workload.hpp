@@ -176,6 +176,10 @@ OpClassSeconds op_class_seconds(const Workload& workload, int stage);
 /// {"gemm_s": ..., "attention_s": ..., ..., "total_s": ...}
 nlohmann::json op_class_json(const OpClassSeconds& c);
 
+/// The share of the model's layers that recompute fully under `plan` (recomputes_fully over
+/// every chunk's layers): 1 under full recomputation.
+double fully_recomputed_share(const Workload& workload, const ParallelPlan& plan);
+
 Workload build_workload(const TransformerConfig& model, const ParallelPlan& plan,
                         const TrainingConfig& training, const topologies::GpuSpec& gpu,
                         const ComputeProfile& profile, const LoweringOptions& options = {});
