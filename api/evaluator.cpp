@@ -166,7 +166,10 @@ StepEvaluation Evaluator::evaluate(const PreparedPlan& p, Fidelity fidelity) con
 }
 
 TrainingReport Evaluator::evaluate(const Scenario& s, Fidelity fidelity) const {
-  PreparedPlan p = prepare(s);
+  return report(prepare(s), fidelity);
+}
+
+TrainingReport Evaluator::report(PreparedPlan p, Fidelity fidelity) const {
   StepEvaluation e = evaluate(p, fidelity);
   TrainingReport report;
   report.scenario = std::move(p.scenario);

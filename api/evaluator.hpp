@@ -87,6 +87,8 @@ class Evaluator {
   /// prepare + evaluate, as the report `run` prints; a plan that does not divide yields a report
   /// with `infeasible` set and nothing else.
   TrainingReport evaluate(const Scenario& scenario, Fidelity fidelity) const;
+  /// The same report for a plan already prepared (it is consumed).
+  TrainingReport report(PreparedPlan plan, Fidelity fidelity) const;
   /// Several prepared plans (jobs) on this cluster at once, each on the GPUs its scenario's
   /// `simulation.gpus` names, their traffic sharing the fabric (models::simulate_shared_steps):
   /// each job's evaluation together with the others, and the shared simulation. Every plan must

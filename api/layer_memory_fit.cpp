@@ -59,9 +59,13 @@ LayerMemoryRemedies layer_memory_remedies(const PreparedPlan& prepared,
 }
 
 LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const Scenario& scenario) {
+  return fit_layer_memory(cluster, cluster.prepare(scenario));
+}
+
+LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const PreparedPlan& prepared) {
+  const Scenario& scenario = prepared.scenario;
   LayerMemoryFit fit{scenario.plan, false, ""};
-  const LayerMemoryRemedies remedies =
-      layer_memory_remedies(cluster.prepare(scenario), cluster.system().gpu);
+  const LayerMemoryRemedies remedies = layer_memory_remedies(prepared, cluster.system().gpu);
   auto step_of = [&](const models::ParallelPlan& plan) {
     Scenario s = scenario;
     s.plan = plan;

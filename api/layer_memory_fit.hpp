@@ -33,5 +33,7 @@ LayerMemoryRemedies layer_memory_remedies(const PreparedPlan& prepared,
 /// `cluster`, the faster of the two at analytical fidelity; the plan unchanged when it fits
 /// already, does not divide, or fits with neither (every layer recomputed or offloaded).
 LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const Scenario& scenario);
+/// The same for a scenario already prepared on `cluster`.
+LayerMemoryFit fit_layer_memory(const Evaluator& cluster, const PreparedPlan& prepared);
 
 }  // namespace fabricsim::api

@@ -332,24 +332,36 @@ std::optional<double> measured_of(const calibration::Case& c, RunMetric metric) 
   return std::nullopt;
 }
 
-/// The published run fitted in memory: unless the case states its recomputation, `scenario`
-/// gets the layers recomputed or offloaded that recipes would use (fit_layer_memory).
-LayerMemoryFit fit_case_memory(const calibration::Case& c, const Evaluator& cluster,
-                               Scenario& scenario) {
-  if (c.parallelism->recompute) return {scenario.plan, false, ""};
-  LayerMemoryFit fit = fit_layer_memory(cluster, scenario);
-  scenario.plan = fit.plan;
-  return fit;
+/// A case's scenario prepared on `cluster`. The published run fitted in memory: unless the case
+/// states its recomputation, its plan gets the layers recomputed or offloaded that recipes would
+/// use (fit_layer_memory), lowered again only when that changes it.
+struct CasePlan {
+  PreparedPlan prepared;
+  LayerMemoryFit fit;
+};
+CasePlan prepare_case(const calibration::Case& c, const Evaluator& cluster,
+                      const Scenario& scenario) {
+  CasePlan out{cluster.prepare(scenario), {scenario.plan, false, ""}};
+  if (c.parallelism->recompute) return out;
+  out.fit = fit_layer_memory(cluster, out.prepared);
+  if (out.fit.changed) {
+    Scenario fitted = scenario;
+    fitted.plan = out.fit.plan;
+    out.prepared = cluster.prepare(fitted);
+  }
+  return out;
 }
 
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
-  Scenario scenario = training_scenario(c, options);
-  const Fidelity fidelity = fidelity_of(scenario.simulation.backend);
-  const Evaluator cluster = compute ? Evaluator(scenario, *compute) : Evaluator(scenario);
-  const LayerMemoryFit fit = fit_case_memory(c, cluster, scenario);
-  const TrainingReport r = cluster.evaluate(scenario, fidelity);
+  const Scenario case_scenario = training_scenario(c, options);
+  const Fidelity fidelity = fidelity_of(case_scenario.simulation.backend);
+  const Evaluator cluster = compute ? Evaluator(case_scenario, *compute) : Evaluator(case_scenario);
+  CasePlan plan = prepare_case(c, cluster, case_scenario);
+  const LayerMemoryFit& fit = plan.fit;
+  const Scenario scenario = plan.prepared.scenario;
+  const TrainingReport r = cluster.report(std::move(plan.prepared), fidelity);
   const TrainingMetrics& m = r.metrics;
   std::string detail = fmt::format(
       "step {:.3f} s, memory {:.0f}% of HBM{}", m.step_time_s,
@@ -416,9 +428,9 @@ std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
   try {
     const std::optional<RunMeasurement> m = anchor_measurement(c);
     if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
-    Scenario scenario = training_scenario(c, options);
-    const Evaluator cluster(scenario);
-    fit_case_memory(c, cluster, scenario);
+    const Scenario case_scenario = training_scenario(c, options);
+    const Evaluator cluster(case_scenario);
+    const Scenario scenario = prepare_case(c, cluster, case_scenario).prepared.scenario;
     const RunFit fit = fit_sustained_efficiency(
         cluster, scenario, *m, fidelity_of(scenario.simulation.backend), "/measured");
     report.anchors.push_back({c.id, anchor_group(c), std::string(to_string(m->metric)), m->value,
