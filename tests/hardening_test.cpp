@@ -222,6 +222,10 @@ TEST_CASE("counts and ranges of flags are checked", "[hardening][bad-input]") {
   check_rejected({"run", "--tp", "-1"}, "--tp: expected a positive integer, got -1");
   check_rejected({"run", "--global-batch", "-64"}, "--global-batch: expected a positive integer");
   check_rejected({"run", "--zero", "4"}, "--zero");
+  check_rejected({"run", "--offload-layers", "-1"},
+                 "--offload-layers: expected a non-negative integer, got -1");
+  check_rejected({"run", "--recompute-layers", "two"},
+                 "--recompute-layers: expected a non-negative integer, got two");
   check_rejected({"scale", "--strong-global-batch", "-5"},
                  "--strong-global-batch: expected a positive integer, got -5");
   check_rejected({"scale", "--gpu-counts", "8,-16"}, "--gpu-counts: expected a positive integer");

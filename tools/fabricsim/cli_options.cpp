@@ -12,17 +12,30 @@
 
 namespace fabricsim::tools {
 
-CLI::Validator positive_count() {
+namespace {
+
+/// An integer flag of at least `least` (1: positive, 0: non-negative), named in the message.
+CLI::Validator integer_at_least(long long least, const char* what, const char* name) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [least, what](std::string& text) -> std::string {
         long long v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
-          return fmt::format("expected a positive integer, got {}", text);
+        if (ec != std::errc() || end != text.data() + text.size() || v < least) {
+          return fmt::format("expected a {} integer, got {}", what, text);
         }
         return {};
       },
-      "POSITIVE");
+      name);
+}
+
+}  // namespace
+
+CLI::Validator positive_count() {
+  return integer_at_least(1, "positive", "POSITIVE");
+}
+
+CLI::Validator natural_count() {
+  return integer_at_least(0, "non-negative", "NATURAL");
 }
 
 /// "15T", "2.5e12", "300B": a token count with an optional K, M, B (or G) or T suffix.

@@ -17,6 +17,7 @@ inline constexpr const char* kCommandLine = "<command line>";
 /// For count flags (--gpus, --tp, --global-batch, ...): a positive integer, else CLI11 exits 2
 /// with "--flag: expected a positive integer, got X".
 CLI::Validator positive_count();
+CLI::Validator natural_count();
 
 sim::Bytes parse_size_flag(const std::string& flag, const std::string& text);
 /// "15T", "2.5e12", "300B": a positive token count with an optional K, M, B (or G) or T suffix.

@@ -68,7 +68,7 @@ void ScenarioOptions::add_to(CLI::App& app, bool plan_flags) {
         break;
       case api::SettingKind::natural:
         f.number = -1;  // unset: 0 is a value
-        app.add_option(name, f.number, help)->check(CLI::NonNegativeNumber);
+        app.add_option(name, f.number, help)->check(natural_count());
         break;
       default:
         app.add_option(name, f.text, help);
