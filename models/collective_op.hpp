@@ -1,13 +1,14 @@
 #pragma once
 // Collective operations, NCCL's algorithms and protocols, and nccl-tests' bandwidth conventions.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace fabricsim::models {
 
-enum class CollectiveOp {
+enum class CollectiveOp : uint8_t {
   all_reduce,
   all_gather,
   reduce_scatter,

@@ -8,6 +8,7 @@
 // flattened index, so EP sits just outside CP.
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ enum class TrainingTask { pretrain, sft, lora };
 enum class ParallelDim { tp, cp, dp, pp };
 /// Kinds of communication group a rank belongs to. edp: expert data parallel (ranks holding the
 /// same experts, which reduce expert gradients together).
-enum class GroupKind { tp, cp, dp, pp, ep, edp };
+enum class GroupKind : uint8_t { tp, cp, dp, pp, ep, edp };
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(TrainingTask t);

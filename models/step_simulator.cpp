@@ -104,12 +104,32 @@ struct PassState {
   Time gate_wait;
 };
 
-/// A rank's data-parallel stream: collectives run one after another.
+/// One collective of a data-parallel stream, and what its end means.
+struct DpWork {
+  enum class Purpose : uint8_t {
+    reduce,       ///< a gradient bucket's reduction
+    gather,       ///< a bucket's parameter gather of the step's gather_parameters
+    pass_gather,  ///< ZeRO-3: a bucket's parameter gather for the running pass
+  };
+  Purpose purpose = Purpose::reduce;
+  GroupKind kind = GroupKind::dp;
+  CollectiveOp op = CollectiveOp::all_reduce;
+  double bytes = 0;
+  int chunk = 0, bucket = 0;
+};
+
+/// A rank's data-parallel stream: collectives run one after another. Entries are data rather
+/// than closures, so a step's hundreds of bucket collectives allocate nothing.
 struct DpStream {
-  std::deque<std::function<void(Callback)>> queue;
+  std::deque<DpWork> queue;  ///< waiting to start
+  DpWork running;            ///< valid while `busy`
+  Time running_since;
   bool busy = false;
   int pending = 0;       ///< collectives not yet finished
   bool reduced = false;  ///< gradients of a non-overlapped step have been launched
+  /// gather_parameters: collectives not yet finished, and what runs after the last.
+  int gathers_left = 0;
+  Callback gathered;
 };
 
 /// One simulated rank: its stage's pipeline tasks on the compute stream and its data-parallel
@@ -136,6 +156,9 @@ struct RankRun {
   std::array<std::vector<std::optional<Time>>, 2> send_time;
   // ZeRO parameters: [chunk][bucket] gathered, and whether this step's forwards wait for them.
   std::vector<std::vector<char>> params_ready;
+  /// [chunk][bucket]: collectives of the bucket's running gather not yet finished (dense over DP,
+  /// expert over expert-DP).
+  std::vector<std::vector<int>> gather_parts_left;
   bool gathering = false;
   PassState pass;
   DpStream dp;
@@ -336,6 +359,12 @@ struct Engine {
       const WorkOp& op = ops[r.pass.op];
       switch (op.kind) {
         case WorkOp::Kind::compute: {
+          if (trace == nullptr && r.compute_scale == 1) {
+            r.parts[kCompute] += op.run_duration;
+            r.pass.cursor += op.run_duration;
+            r.pass.op = op.run_end;
+            continue;
+          }
           const Time d = known_duration(r, op);
           record(r, "compute", op.name, r.pass.cursor, r.pass.cursor + d);
           r.parts[kCompute] += d;
@@ -497,17 +526,22 @@ struct Engine {
   void issue_pass_gather(RankRun& r, int chunk, int bucket) {
     if (r.pass.gathers[bucket]) return;
     r.pass.gathers[bucket] = 1;
+    gather_bucket(r, chunk, bucket, DpWork::Purpose::pass_gather);
+  }
+
+  /// Queues the parameter gathers of one bucket; a bucket with nothing to gather is ready.
+  /// Returns how many collectives were queued.
+  int gather_bucket(RankRun& r, int chunk, int bucket, DpWork::Purpose purpose) {
     const auto parts = bucket_parts(r, chunk, bucket, workload.param_bytes);
     if (parts.empty()) {
       r.params_ready[chunk][bucket] = 1;
-      return;
+      return 0;
     }
-    auto left = std::make_shared<int>(static_cast<int>(parts.size()));
+    r.gather_parts_left[chunk][bucket] = static_cast<int>(parts.size());
     for (const auto& [kind, bytes] : parts) {
-      dp_collective(r, kind, CollectiveOp::all_gather, bytes, [this, &r, chunk, bucket, left] {
-        if (--*left == 0) params_arrived(r, chunk, bucket);
-      });
+      dp_enqueue(r, {purpose, kind, CollectiveOp::all_gather, bytes, chunk, bucket});
     }
+    return static_cast<int>(parts.size());
   }
 
   /// A bucket's data-parallel collectives: dense parameters over DP, expert ones over
@@ -634,8 +668,8 @@ struct Engine {
 
   // ---- data parallelism ----------------------------------------------------------------
 
-  void dp_enqueue(RankRun& r, std::function<void(Callback)> work) {
-    r.dp.queue.push_back(std::move(work));
+  void dp_enqueue(RankRun& r, const DpWork& work) {
+    r.dp.queue.push_back(work);
     ++r.dp.pending;
     dp_next(r);
   }
@@ -643,27 +677,30 @@ struct Engine {
   void dp_next(RankRun& r) {
     if (r.dp.busy || r.dp.queue.empty()) return;
     r.dp.busy = true;
-    auto work = std::move(r.dp.queue.front());
+    r.dp.running = r.dp.queue.front();
     r.dp.queue.pop_front();
-    work([this, &r] {
-      r.dp.busy = false;
-      --r.dp.pending;
-      dp_next(r);
-      maybe_optimizer(r);
-    });
+    r.dp.running_since = sim.now();
+    const DpWork& w = r.dp.running;
+    collective(r, w.kind, w.op, w.bytes, [this, &r] { dp_done(r); });
   }
 
-  void dp_collective(RankRun& r, GroupKind kind, CollectiveOp op, double bytes, Callback after) {
-    dp_enqueue(r, [this, &r, kind, op, bytes, after = std::move(after)](Callback done) mutable {
-      const Time start = sim.now();
-      collective(r, kind, op, bytes, [this, &r, start, kind, op, bytes, done, after] {
-        record(
-            r, "dp", [&] { return fmt::format("{} {:.0f} MB", comm_name(kind, op), bytes / 1e6); },
-            start, sim.now());
-        if (after) after();
-        done();
-      });
-    });
+  /// The stream's running collective has finished: what it was for, then the next one.
+  void dp_done(RankRun& r) {
+    const DpWork w = r.dp.running;
+    record(
+        r, "dp",
+        [&] { return fmt::format("{} {:.0f} MB", comm_name(w.kind, w.op), w.bytes / 1e6); },
+        r.dp.running_since, sim.now());
+    if (w.purpose != DpWork::Purpose::reduce && --r.gather_parts_left[w.chunk][w.bucket] == 0) {
+      params_arrived(r, w.chunk, w.bucket);
+    }
+    if (w.purpose == DpWork::Purpose::gather && --r.dp.gathers_left == 0 && r.dp.gathered) {
+      std::exchange(r.dp.gathered, nullptr)();
+    }
+    r.dp.busy = false;
+    --r.dp.pending;
+    dp_next(r);
+    maybe_optimizer(r);
   }
 
   bool dp_active() const { return plan.dp > 1 || (plan.ep > 1 && plan.expert_dp() > 1); }
@@ -673,7 +710,7 @@ struct Engine {
     const CollectiveOp op =
         plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
     for (const auto& [kind, bytes] : bucket_parts(r, chunk, bucket, workload.grad_bytes)) {
-      dp_collective(r, kind, op, bytes, nullptr);
+      dp_enqueue(r, {DpWork::Purpose::reduce, kind, op, bytes, chunk, bucket});
     }
   }
 
@@ -723,30 +760,29 @@ struct Engine {
   /// The ZeRO parameter all-gathers of every bucket, in the order the forward needs them, on the
   /// DP stream; `all_done` runs after the last one.
   void gather_parameters(RankRun& r, Callback all_done) {
-    auto remaining = std::make_shared<int>(0);
-    auto finish = std::make_shared<Callback>(std::move(all_done));
+    // Counted before any is queued: on the analytical backend none finishes inside this loop,
+    // but the count must not reach zero early on any backend.
+    int queued = 0;
     for (size_t c = 0; c < r.work->chunks.size(); ++c) {
-      const ChunkWork& chunk = r.work->chunks[c];
-      for (size_t b = chunk.buckets.size(); b-- > 0;) {
-        const auto parts =
-            bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes);
-        if (parts.empty()) {
-          r.params_ready[c][b] = 1;
-          continue;
-        }
-        auto left = std::make_shared<int>(static_cast<int>(parts.size()));
-        const int ci = static_cast<int>(c), bi = static_cast<int>(b);
-        for (const auto& [kind, bytes] : parts) {
-          ++*remaining;
-          dp_collective(r, kind, CollectiveOp::all_gather, bytes,
-                        [this, &r, ci, bi, left, remaining, finish] {
-                          if (--*left == 0) params_arrived(r, ci, bi);
-                          if (--*remaining == 0 && *finish) (*finish)();
-                        });
-        }
+      const size_t buckets = r.work->chunks[c].buckets.size();
+      for (size_t b = buckets; b-- > 0;) {
+        queued += static_cast<int>(
+            bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes).size());
       }
     }
-    if (*remaining == 0 && *finish) (*finish)();
+    if (queued == 0) {
+      for (auto& ready : r.params_ready)
+        std::fill(ready.begin(), ready.end(), 1);
+      if (all_done) all_done();
+      return;
+    }
+    r.dp.gathers_left = queued;
+    r.dp.gathered = std::move(all_done);
+    for (size_t c = 0; c < r.work->chunks.size(); ++c) {
+      for (size_t b = r.work->chunks[c].buckets.size(); b-- > 0;) {
+        gather_bucket(r, static_cast<int>(c), static_cast<int>(b), DpWork::Purpose::gather);
+      }
+    }
   }
 
   /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead
@@ -759,6 +795,7 @@ struct Engine {
       for (size_t c = 0; c < r->params_ready.size(); ++c) {
         const size_t buckets = r->work->chunks[c].buckets.size();
         r->params_ready[c].assign(buckets, r->gathering ? 0 : 1);
+        r->gather_parts_left[c].assign(buckets, 0);
       }
     }
     for (auto& r : ranks) {
@@ -782,6 +819,7 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   run->fwd.assign(m * vp, Input{});
   run->bwd.assign(m * vp, Input{});
   run->params_ready.assign(vp, {});
+  run->gather_parts_left.assign(vp, {});
   run->last_backward.assign(vp, -1);
   run->first_forward.assign(vp, -1);
   run->memo.assign(3 * vp, std::nullopt);

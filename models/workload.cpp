@@ -185,6 +185,14 @@ class ProgramBuilder {
   static void set_durations(PassProgram& p) {
     for (WorkOp& op : p.ops)
       op.duration = sim::Time::from_s(op.seconds);
+    // Runs of compute ops, from the back: each op's run is itself plus the run after it.
+    for (size_t i = p.ops.size(); i-- > 0;) {
+      WorkOp& op = p.ops[i];
+      if (op.kind != WorkOp::Kind::compute) continue;
+      const bool continues = i + 1 < p.ops.size() && p.ops[i + 1].kind == WorkOp::Kind::compute;
+      op.run_end = continues ? p.ops[i + 1].run_end : static_cast<uint32_t>(i + 1);
+      op.run_duration = op.duration + (continues ? p.ops[i + 1].run_duration : sim::Time::zero());
+    }
   }
 
   void compute(const char* name, ComputeKind kind, double seconds, double flops) {

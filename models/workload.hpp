@@ -6,6 +6,7 @@
 // activations each micro-batch keeps alive, and the optimizer step. Compute durations are fixed
 // here from the compute model; communication is timed by whoever executes the programs.
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -36,19 +37,20 @@ struct WorkOp {
     /// micro-batch when data-parallel communication overlaps backward).
     bucket_ready,
   };
+  // What the interpreter reads for every op comes first, in one cache line: a step's programs
+  // are walked once per evaluation and outgrow the caches.
   Kind kind = Kind::compute;
-  const char* name = "";
   ComputeKind compute = ComputeKind::gemm;
-  double seconds = 0;  ///< compute duration on an otherwise idle GPU
-  sim::Time duration;  ///< `seconds` in the simulator's picoseconds (set with the program)
-  /// Part of `seconds` that is not the kernel's own work: the gap between dependent kernels and
-  /// the wait for a launch that takes longer than the kernel (host-bound).
-  double overhead = 0;
-  double flops = 0;  ///< FLOPs the kernel executes
   GroupKind group = GroupKind::tp;
   CollectiveOp op = CollectiveOp::all_reduce;
-  double bytes = 0;  ///< nccl-tests "size" of the collective
   int slot = 0;
+  /// Compute ops run back to back from this one up to op `run_end` (exclusive), taking
+  /// `run_duration` in all: an interpreter without per-kernel work (no trace, no slowdown)
+  /// steps over them at once. Set with the program.
+  uint32_t run_end = 0;
+  sim::Time run_duration;
+  sim::Time duration;  ///< `seconds` in the simulator's picoseconds (set with the program)
+  double bytes = 0;    ///< nccl-tests "size" of the collective
   /// An expert-parallel token dispatch or combine through DeepEP's normal kernels (software
   /// `deepep`): timed by models/moe_alltoall from the EP group's shape, not run as an NCCL
   /// all-to-all. `tokens` 0: an ordinary collective.
@@ -59,6 +61,12 @@ struct WorkOp {
     bool combine = false;  ///< combine (and the backward of dispatch) rather than dispatch
     friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
   } moe;
+  double seconds = 0;  ///< compute duration on an otherwise idle GPU
+  const char* name = "";
+  /// Part of `seconds` that is not the kernel's own work: the gap between dependent kernels and
+  /// the wait for a launch that takes longer than the kernel (host-bound).
+  double overhead = 0;
+  double flops = 0;  ///< FLOPs the kernel executes
   /// GEMMs: the shape one kernel runs (M rows after any overlap split) and how many run.
   struct GemmShape {
     double m = 0, n = 0, k = 0, batch = 1;
@@ -66,6 +74,9 @@ struct WorkOp {
     topologies::Precision precision = topologies::Precision::bf16;
   } gemm;
 };
+
+static_assert(offsetof(WorkOp, moe) + sizeof(WorkOp::MoeTokens) <= 64,
+              "the interpreter's fields of WorkOp fit one cache line");
 
 struct PassProgram {
   std::vector<WorkOp> ops;
