@@ -389,6 +389,29 @@ TEST_CASE("one rank per stage reproduces the full-rank simulation over a plan gr
   }
 }
 
+TEST_CASE("a traced step, walked kernel by kernel, equals the untraced one",
+          "[step][equivalence]") {
+  // Untraced analytical passes step over each run of compute ops at once and replay memoized
+  // pass costs; a trace needs every kernel, so it walks each op of every pass. Both must book
+  // the same picoseconds, with and without data-parallel overlap.
+  for (GridCase c : uncontended_grid()) {
+    for (const bool overlap : {false, true}) {
+      INFO(c.name << (overlap ? ", overlapped" : ""));
+      c.setup.plan.dp_comm_overlap = overlap;
+      c.setup.plan.param_gather_overlap = overlap;
+      for (const Backend backend : {Backend::analytical, Backend::flow}) {
+        StepOptions traced = with_backend(backend);
+        traced.trace = true;
+        const StepResult walked = simulate(c.setup, traced);
+        const StepResult stepped = simulate(c.setup, with_backend(backend));
+        REQUIRE_FALSE(walked.trace.empty());
+        CHECK(walked.step_seconds == stepped.step_seconds);
+        check_same_breakdowns(walked, stepped);
+      }
+    }
+  }
+}
+
 TEST_CASE("context-parallel time is booked as CP, tensor-parallel time as TP", "[step]") {
   // TP1 CP2: only CP collectives run inside passes; TP2 CP1: only TP ones.
   Setup cp = llama(4, 1, 1, 1, 2);
