@@ -193,6 +193,10 @@ struct Engine {
   Callback on_end;                 ///< runs when the last rank has finished (may be empty)
   std::deque<RankRun*> finishing;  ///< passes that have ended, in the order they ended
   bool draining = false;           ///< end_pass is finishing queued passes
+  // Fixed for the step, asked for every task: data-parallel groups exist; ZeRO-3 shards the
+  // parameters.
+  const bool dp_active_ = plan.dp > 1 || (plan.ep > 1 && plan.expert_dp() > 1);
+  const bool fsdp_ = plan.zero >= 3 && dp_active_ && !workload.frozen_base;
 
   int virtual_stages() const { return plan.pp * plan.vp; }
   const PipelineTask& task(const RankRun& r) const { return (*r.tasks)[r.next]; }
@@ -504,7 +508,7 @@ struct Engine {
 
   /// ZeRO-3 / FSDP: parameters live sharded and are gathered for every pass; gradients are
   /// reduce-scattered after every micro-batch's backward.
-  bool fsdp() const { return plan.zero >= 3 && dp_active() && !workload.frozen_base; }
+  bool fsdp() const { return fsdp_; }
 
   /// The pass waits for parameter gathers: every pass with ZeRO-3, else the first forward of its
   /// chunk when this step's ZeRO-1/2 gathers overlap the forward.
@@ -703,7 +707,7 @@ struct Engine {
     maybe_optimizer(r);
   }
 
-  bool dp_active() const { return plan.dp > 1 || (plan.ep > 1 && plan.expert_dp() > 1); }
+  bool dp_active() const { return dp_active_; }
 
   /// Reduces one gradient bucket: dense gradients over DP, expert gradients over expert-DP.
   void reduce_bucket(RankRun& r, int chunk, int bucket) {
