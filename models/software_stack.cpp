@@ -165,6 +165,7 @@ std::vector<SoftwareStack> make_presets() {
     s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
     s.flop_count = FlopCount::megatron_bridge;
+    s.loss = LossKernel::fused;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
@@ -173,6 +174,13 @@ std::vector<SoftwareStack> make_presets() {
                 "first_last_layers_bf16 switched off; NVFP4: bf16_with_nvfp4_mixed sets none)",
                 "Megatron-Bridge performance summary (precision column FP8-CS / FP8-MX); "
                 "scripts/performance get_precision_config; training/mixed_precision.py"},
+               {"the loss is Transformer Engine's fused cross-entropy (Triton): the forward reads "
+                "the bf16 logits once (online softmax), the backward reads them and writes the "
+                "gradient in place",
+                "Megatron-Bridge src/megatron/bridge/models/gpt_provider.py "
+                "(cross_entropy_loss_fusion = True) and scripts/performance "
+                "(cross_entropy_fusion_impl te) at v0.1.0rc3, v0.2.0rc4 and v0.2.0; "
+                "TransformerEngine transformer_engine/pytorch/triton/cross_entropy.py"},
                {"Transformer Engine CUDA graphs over the attention part of each layer "
                 "(cuda_graph_impl transformer_engine, scope attn)",
                 "Megatron-Bridge scripts/performance recipes 25.09"},

@@ -54,5 +54,11 @@ TEST_CASE("the 2021-22 Megatron-LM stacks differ from the modern ones as documen
   const SoftwareStack& foundry = *find_software("llm-foundry");
   CHECK(foundry.fsdp == FsdpImpl::pytorch_fsdp1);
   CHECK(foundry.attention == AttentionKernel::flash_triton);
+  CHECK(foundry.loss == LossKernel::fused);
+  // Megatron's vocab-parallel cross-entropy upcasts the logits until Megatron-Bridge turns on
+  // Transformer Engine's fused kernel.
+  CHECK(nemo.loss == LossKernel::fp32_upcast);
+  CHECK(find_software("megatron-bridge-25.09")->loss == LossKernel::fused);
+  CHECK(find_software("megatron-bridge-25.11")->loss == LossKernel::fused);
   CHECK(find_software("no-such") == nullptr);
 }
