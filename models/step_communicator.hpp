@@ -61,9 +61,12 @@ class Communicator {
   uint32_t gpu(int rank) const {
     return gpus_.empty() ? static_cast<uint32_t>(rank) : gpus_[static_cast<size_t>(rank)];
   }
-  /// `rank`'s group of `kind` as topology ranks.
-  std::vector<uint32_t> group(GroupKind kind, int rank) const {
-    return on_gpus(placement_.group(kind, rank));
+  /// `rank`'s group of `kind` as topology ranks (built once per kind and rank: a step asks for
+  /// the same few groups for every distinct collective of every simulated rank).
+  const std::vector<uint32_t>& group(GroupKind kind, int rank) {
+    auto [it, inserted] = groups_.try_emplace({static_cast<int>(kind), rank});
+    if (inserted) it->second = on_gpus(placement_.group(kind, rank));
+    return it->second;
   }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
@@ -117,6 +120,7 @@ class Communicator {
   };
   std::unordered_map<std::tuple<int, int, double, int>, sim::Time, KeyHash> by_rank_;
   std::map<std::tuple<int, double, bool, bool>, sim::Time> moe_by_rank_;
+  std::map<std::pair<int, int>, std::vector<uint32_t>> groups_;  ///< (kind, rank) -> group
 };
 
 }  // namespace fabricsim::models

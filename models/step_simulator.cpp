@@ -130,6 +130,8 @@ struct DpStream {
   /// gather_parameters: collectives not yet finished, and what runs after the last.
   int gathers_left = 0;
   Callback gathered;
+  /// (chunk, bucket) of reductions whose launch waits for the clock, in launch order.
+  std::deque<std::pair<int, int>> due;
 };
 
 /// One simulated rank: its stage's pipeline tasks on the compute stream and its data-parallel
@@ -472,11 +474,15 @@ struct Engine {
             continue;
           }
           // The reduction is launched when the clock reaches the cursor; the pass goes on. Held
-          // until then, so that the optimizer cannot start early.
+          // until then, so that the optimizer cannot start early. A rank's cursor never goes
+          // back and same-time events run in order, so the due buckets are a queue.
           ++r.dp.pending;
-          sim.schedule_at(r.pass.cursor, [this, &r, chunk, bucket] {
+          r.dp.due.push_back({chunk, bucket});
+          sim.schedule_at(r.pass.cursor, [this, &r] {
+            const auto [due_chunk, due_bucket] = r.dp.due.front();
+            r.dp.due.pop_front();
             --r.dp.pending;
-            reduce_bucket(r, chunk, bucket);
+            reduce_bucket(r, due_chunk, due_bucket);
           });
           continue;
         }
