@@ -540,18 +540,16 @@ struct Engine {
   }
 
   /// Queues the parameter gathers of one bucket; a bucket with nothing to gather is ready.
-  /// Returns how many collectives were queued.
-  int gather_bucket(RankRun& r, int chunk, int bucket, DpWork::Purpose purpose) {
+  void gather_bucket(RankRun& r, int chunk, int bucket, DpWork::Purpose purpose) {
     const auto parts = bucket_parts(r, chunk, bucket, workload.param_bytes);
     if (parts.empty()) {
       r.params_ready[chunk][bucket] = 1;
-      return 0;
+      return;
     }
     r.gather_parts_left[chunk][bucket] = static_cast<int>(parts.size());
     for (const auto& [kind, bytes] : parts) {
       dp_enqueue(r, {purpose, kind, CollectiveOp::all_gather, bytes, chunk, bucket});
     }
-    return static_cast<int>(parts.size());
   }
 
   /// A bucket's data-parallel collectives: dense parameters over DP, expert ones over
