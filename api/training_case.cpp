@@ -63,19 +63,29 @@ CasePlanSizes case_plan_sizes(const calibration::Case& c) {
 
 namespace {
 
-/// The preset named as the case names its model (lower case, spaces as '-': "GPT-OSS 120B" is
-/// gpt-oss-120b) whose layers, hidden size, heads and KV heads are the case's; nullptr otherwise.
+/// The preset the case's model names, compared on letters and digits alone ("GPT-OSS 120B" is
+/// gpt-oss-120b, "Llama-2 7B" llama2-7b; a preset name may leave off the size: "DeepSeek-V3
+/// 671B" is deepseek-v3), whose layers, hidden size, heads and KV heads are the case's; nullptr
+/// otherwise.
 const models::TransformerConfig* matching_preset(const calibration::CaseModel& m) {
-  std::string name = m.name;
-  for (char& ch : name) {
-    ch = ch == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto key = [](std::string_view name) {
+    std::string out;
+    for (const char ch : name) {
+      if (std::isalnum(static_cast<unsigned char>(ch)))
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    return out;
+  };
+  const std::string wanted = key(m.name);
+  for (const models::TransformerConfig& p : models::model_presets()) {
+    const std::string name = key(p.name);
+    if (name.empty() || wanted.rfind(name, 0) != 0) continue;
+    if (p.layers == m.layers && p.hidden == m.hidden && p.heads == m.heads &&
+        p.kv_heads == m.kv_heads.value_or(m.heads)) {
+      return &p;
+    }
   }
-  const models::TransformerConfig* p = models::find_model(name);
-  if (p == nullptr || p->mla || p->layers != m.layers || p->hidden != m.hidden ||
-      p->heads != m.heads || p->kv_heads != m.kv_heads.value_or(m.heads)) {
-    return nullptr;
-  }
-  return p;
+  return nullptr;
 }
 
 /// GPUs per NVLink domain a Megatron-Bridge benchmark job takes, 0 for the whole domain. Its
@@ -105,22 +115,26 @@ int launch_segment(const calibration::Case& c) {
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
   const calibration::CaseParallelism& p = *c.parallelism;
+  // What the case format does not carry (the head width where it is not hidden / heads, the
+  // MLP's gate) or leaves unstated (the vocabulary) comes from the model preset of the same name,
+  // when its dimensions agree: facts about the named model.
+  const models::TransformerConfig* preset = matching_preset(m);
   nlohmann::json model = {{"name", m.name},
                           {"layers", m.layers},
                           {"hidden", m.hidden},
                           {"heads", m.heads},
-                          // Unknown: MHA, the 4h MLP, Megatron's padded GPT-2 vocabulary, 2048.
+                          // Unknown: MHA, the 4h MLP, the named model's vocabulary or else
+                          // Megatron's padded GPT-2 one, 2048.
                           {"kv_heads", m.kv_heads.value_or(m.heads)},
                           {"ffn", m.ffn.value_or(4 * m.hidden)},
-                          {"vocab", m.vocab.value_or(51200)},
+                          {"vocab", m.vocab.value_or(preset != nullptr ? preset->vocab : 51200)},
                           {"seq_len", m.seq_len.value_or(2048)}};
   // A 4h MLP is GELU-style (GPT) or squared ReLU (Nemotron), both two matrices; any other width
   // is the gated SwiGLU of Llama-style models (ffn ~ 8h/3).
   const int ffn = m.ffn.value_or(4 * m.hidden);
   model["mlp"] = ffn == 4 * m.hidden ? "gelu" : "swiglu";
-  // What the case format does not carry (the head width where it is not hidden / heads, the
-  // MLP's gate) comes from the model preset of the same name, when its dimensions agree.
-  if (const models::TransformerConfig* preset = matching_preset(m)) {
+  // MLA presets' head width is not the case's to take: the case gives its MLA dimensions.
+  if (preset != nullptr && !preset->mla) {
     model["head_dim"] = preset->head_dim;
     model["mlp"] = models::mlp_kind_name(preset->mlp);
   }

@@ -100,6 +100,41 @@ TEST_CASE("a case takes the head width and gate of the model preset of its name"
   CHECK(other.model.mlp == models::MlpKind::swiglu);
 }
 
+TEST_CASE("an unstated vocabulary is the named model's, else the documented default",
+          "[validate]") {
+  calibration::Case c = moe_case();
+  c.model->moe.reset();
+  c.model->mla.reset();
+  c.model->attention.reset();
+  c.model->vocab.reset();
+  c.model->ffn.reset();
+  c.parallelism->ep.reset();
+  // NeMo's "Nemotron-3 22B": the 256k-token vocabulary of NeMo's Nemotron configs, compared on
+  // letters and digits ("Nemotron-3 22B" is nemotron-3-22b).
+  c.model->name = "Nemotron-3 22B";
+  c.model->layers = 40;
+  c.model->hidden = 6144;
+  c.model->heads = 48;
+  c.model->kv_heads.reset();
+  CHECK(read(training_case_scenario(c)).model.vocab == 256000);
+  // "Llama-2 70B" is llama2-70b (GQA 8 KV heads): 32000.
+  c.model->name = "Llama-2 70B";
+  c.model->layers = 80;
+  c.model->hidden = 8192;
+  c.model->heads = 64;
+  c.model->kv_heads = 8;
+  c.model->ffn = 28672;
+  CHECK(read(training_case_scenario(c)).model.vocab == 32000);
+  // The same name with other dimensions is another model: Megatron's padded GPT-2 default.
+  c.model->kv_heads = 64;
+  CHECK(read(training_case_scenario(c)).model.vocab == 51200);
+  // A preset name may leave off the size: "DeepSeek-V3 671B" is deepseek-v3 (MLA).
+  calibration::Case d = moe_case();
+  d.model->name = "DeepSeek-V3 671B";
+  d.model->vocab.reset();
+  CHECK(read(training_case_scenario(d)).model.vocab == 129280);
+}
+
 TEST_CASE("a case whose layers do not divide into the stages gives the ends fewer", "[validate]") {
   const Scenario s = read(training_case_scenario(moe_case()));
   const std::vector<int> per = models::layers_per_virtual_stage(s.plan, s.model.layers);

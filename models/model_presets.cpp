@@ -144,6 +144,26 @@ TransformerConfig nemotron4_340b() {
   return c;
 }
 
+/// Nemotron-3 (NeMo's Nemotron3Config8B / 22B): the Nemotron-4 architecture without GQA.
+TransformerConfig nemotron3(std::string name, int layers, int hidden, int heads) {
+  TransformerConfig c = nemotron4_340b();
+  c.name = std::move(name);
+  c.layers = layers;
+  c.hidden = hidden;
+  c.ffn = 4 * hidden;
+  c.heads = heads;
+  c.kv_heads = heads;
+  c.head_dim = hidden / heads;
+  c.source =
+      "NeMo nemo/collections/llm/gpt/model/nemotron.py Nemotron3Config8B (32 layers, hidden 4096, "
+      "ffn 16384, 32 heads) and Nemotron3Config22B (40 layers, hidden 6144, ffn 24576, 48 heads): "
+      "NemotronConfig's squared-ReLU MLP, no bias, untied embeddings, seq 4096, MHA; vocabulary "
+      "256000, NeMo's LLM_VOCAB_SIZE_MAP['nemotron'] "
+      "(nemo/collections/common/parts/perf_metrics_utils.py), the 256k tokenizer of "
+      "nvidia/nemotron-3-8b-base-4k.";
+  return c;
+}
+
 std::vector<TransformerConfig> build_presets() {
   std::vector<TransformerConfig> out;
   out.push_back(gpt("gpt3-175b", 96, 12288, 96, 50257, true,
@@ -211,6 +231,8 @@ std::vector<TransformerConfig> build_presets() {
       "total, 39B active."));
   out.push_back(deepseek_v3());
   out.push_back(nemotron4_340b());
+  out.push_back(nemotron3("nemotron-3-8b", 32, 4096, 32));
+  out.push_back(nemotron3("nemotron-3-22b", 40, 6144, 48));
   const char* qwen3 =
       "Qwen3 Technical Report (arXiv:2505.09388) Table 2 and sec. 3.2 (pre-training sequences of "
       "4096) and the Qwen/Qwen3-*-A*B config.json files: GQA 4 KV heads, head_dim 128, 128 "

@@ -45,6 +45,8 @@ TEST_CASE("preset parameter counts match the published ones", "[model]") {
       {"mixtral-8x22b", 141.0, 39.0},
       {"deepseek-v3", 671.0, 37.0},
       {"nemotron-4-340b", 341.0, 0},
+      {"nemotron-3-8b", 8.0, 0},
+      {"nemotron-3-22b", 22.0, 0},
       {"qwen3-30b-a3b", 30.5, 3.3},
       {"qwen3-235b-a22b", 235.0, 22.0},
       // The model card's 5.13B active counts the 0.58B embedding once; untied, we count the
@@ -57,7 +59,10 @@ TEST_CASE("preset parameter counts match the published ones", "[model]") {
     const TransformerConfig* c = find_model(row.name);
     REQUIRE(c != nullptr);
     const ParameterCount p = count_parameters(*c);
-    CHECK(p.total * 1e-9 == Approx(row.total).epsilon(0.02));
+    // Nemotron-3's names round more: 8.5B and 21.3B by NeMo's architecture, 2.1B and 3.1B of
+    // them the untied 256k-token embeddings.
+    const bool rounded_name = std::string_view(row.name).rfind("nemotron-3", 0) == 0;
+    CHECK(p.total * 1e-9 == Approx(row.total).epsilon(rounded_name ? 0.07 : 0.02));
     if (row.active > 0) {
       CHECK(p.active * 1e-9 == Approx(row.active).epsilon(0.02));
     } else {
