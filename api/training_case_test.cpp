@@ -54,6 +54,16 @@ calibration::Case moe_case() {
   return c;
 }
 
+/// Names the case's model and gives it a shape (KV heads unstated when absent).
+void name_model(calibration::Case& c, const char* name, int layers, int hidden, int heads,
+                std::optional<int> kv_heads) {
+  c.model->name = name;
+  c.model->layers = layers;
+  c.model->hidden = hidden;
+  c.model->heads = heads;
+  c.model->kv_heads = kv_heads;
+}
+
 Scenario read(const nlohmann::json& doc) {
   return read_scenario(sim::JsonDocument(doc, "case").root());
 }
@@ -81,14 +91,10 @@ TEST_CASE("an MoE/MLA case keeps its experts and latent-attention dims", "[valid
 
 TEST_CASE("a case takes the head width and gate of the model preset of its name", "[validate]") {
   calibration::Case c = moe_case();
-  c.model->name = "GPT-OSS 120B";
+  name_model(c, "GPT-OSS 120B", 36, 2880, 64, 8);
   c.model->mla.reset();
   c.model->attention = "gqa";
-  c.model->layers = 36;
-  c.model->hidden = 2880;
   c.model->ffn = 2880;
-  c.model->heads = 64;
-  c.model->kv_heads = 8;
   const Scenario s = read(training_case_scenario(c));
   // 64 heads of 64, not 2880 / 64 = 45; the quick-GELU gate, not SwiGLU.
   CHECK(s.model.head_dim == 64);
@@ -111,18 +117,10 @@ TEST_CASE("an unstated vocabulary is the named model's, else the documented defa
   c.parallelism->ep.reset();
   // NeMo's "Nemotron-3 22B": the 256k-token vocabulary of NeMo's Nemotron configs, compared on
   // letters and digits ("Nemotron-3 22B" is nemotron-3-22b).
-  c.model->name = "Nemotron-3 22B";
-  c.model->layers = 40;
-  c.model->hidden = 6144;
-  c.model->heads = 48;
-  c.model->kv_heads.reset();
+  name_model(c, "Nemotron-3 22B", 40, 6144, 48, std::nullopt);
   CHECK(read(training_case_scenario(c)).model.vocab == 256000);
   // "Llama-2 70B" is llama2-70b (GQA 8 KV heads): 32000.
-  c.model->name = "Llama-2 70B";
-  c.model->layers = 80;
-  c.model->hidden = 8192;
-  c.model->heads = 64;
-  c.model->kv_heads = 8;
+  name_model(c, "Llama-2 70B", 80, 8192, 64, 8);
   c.model->ffn = 28672;
   CHECK(read(training_case_scenario(c)).model.vocab == 32000);
   // The same name with other dimensions is another model: Megatron's padded GPT-2 default.

@@ -122,45 +122,24 @@ TransformerConfig gpt_oss_120b() {
   return c;
 }
 
-TransformerConfig nemotron4_340b() {
+/// Nemotron-style (NeMo's NemotronConfig): squared-ReLU MLP of 4h (not gated), no bias, untied
+/// embeddings, the 256k-token vocabulary, sequence 4096, head width h/heads.
+TransformerConfig nemotron(std::string name, int layers, int hidden, int heads, int kv_heads,
+                           std::string source) {
   TransformerConfig c;
-  c.name = "nemotron-4-340b";
-  c.layers = 96;
-  c.hidden = 18432;
-  c.ffn = 73728;
-  c.heads = 96;
-  c.kv_heads = 8;
-  c.head_dim = 18432 / 96;
-  c.vocab = 256000;
-  c.seq_len = 4096;
-  c.tied_embeddings = false;
-  c.mlp = MlpKind::squared_relu;
-  c.bias = false;
-  c.source =
-      "Nemotron-4 340B Technical Report (arXiv:2406.11704) Table 1 and Nemotron-4 15B "
-      "(arXiv:2402.16819) architecture: 96 layers, hidden 18432, 96 heads, 8 KV heads, seq 4096, "
-      "vocab 256000, squared-ReLU MLP of 4h (not gated), no bias, untied input/output embeddings; "
-      "published 9.4B embedding + 331.6B non-embedding parameters.";
-  return c;
-}
-
-/// Nemotron-3 (NeMo's Nemotron3Config8B / 22B): the Nemotron-4 architecture without GQA.
-TransformerConfig nemotron3(std::string name, int layers, int hidden, int heads) {
-  TransformerConfig c = nemotron4_340b();
   c.name = std::move(name);
   c.layers = layers;
   c.hidden = hidden;
   c.ffn = 4 * hidden;
   c.heads = heads;
-  c.kv_heads = heads;
+  c.kv_heads = kv_heads;
   c.head_dim = hidden / heads;
-  c.source =
-      "NeMo nemo/collections/llm/gpt/model/nemotron.py Nemotron3Config8B (32 layers, hidden 4096, "
-      "ffn 16384, 32 heads) and Nemotron3Config22B (40 layers, hidden 6144, ffn 24576, 48 heads): "
-      "NemotronConfig's squared-ReLU MLP, no bias, untied embeddings, seq 4096, MHA; vocabulary "
-      "256000, NeMo's LLM_VOCAB_SIZE_MAP['nemotron'] "
-      "(nemo/collections/common/parts/perf_metrics_utils.py), the 256k tokenizer of "
-      "nvidia/nemotron-3-8b-base-4k.";
+  c.vocab = 256000;
+  c.seq_len = 4096;
+  c.tied_embeddings = false;
+  c.mlp = MlpKind::squared_relu;
+  c.bias = false;
+  c.source = std::move(source);
   return c;
 }
 
@@ -230,9 +209,21 @@ std::vector<TransformerConfig> build_presets() {
       "max_position_embeddings 65536. Mistral's announcement (mistral.ai/news/mixtral-8x22b): 141B "
       "total, 39B active."));
   out.push_back(deepseek_v3());
-  out.push_back(nemotron4_340b());
-  out.push_back(nemotron3("nemotron-3-8b", 32, 4096, 32));
-  out.push_back(nemotron3("nemotron-3-22b", 40, 6144, 48));
+  out.push_back(nemotron(
+      "nemotron-4-340b", 96, 18432, 96, 8,
+      "Nemotron-4 340B Technical Report (arXiv:2406.11704) Table 1 and Nemotron-4 15B "
+      "(arXiv:2402.16819) architecture: 96 layers, hidden 18432, 96 heads, 8 KV heads, seq 4096, "
+      "vocab 256000, squared-ReLU MLP of 4h (not gated), no bias, untied input/output embeddings; "
+      "published 9.4B embedding + 331.6B non-embedding parameters."));
+  const char* nemotron3 =
+      "NeMo nemo/collections/llm/gpt/model/nemotron.py Nemotron3Config8B (32 layers, hidden 4096, "
+      "ffn 16384, 32 heads) and Nemotron3Config22B (40 layers, hidden 6144, ffn 24576, 48 heads): "
+      "NemotronConfig's squared-ReLU MLP, no bias, untied embeddings, seq 4096, MHA; vocabulary "
+      "256000, NeMo's LLM_VOCAB_SIZE_MAP['nemotron'] "
+      "(nemo/collections/common/parts/perf_metrics_utils.py), the 256k tokenizer of "
+      "nvidia/nemotron-3-8b-base-4k";
+  out.push_back(nemotron("nemotron-3-8b", 32, 4096, 32, 32, nemotron3));
+  out.push_back(nemotron("nemotron-3-22b", 40, 6144, 48, 48, nemotron3));
   const char* qwen3 =
       "Qwen3 Technical Report (arXiv:2505.09388) Table 2 and sec. 3.2 (pre-training sequences of "
       "4096) and the Qwen/Qwen3-*-A*B config.json files: GQA 4 KV heads, head_dim 128, 128 "

@@ -547,6 +547,7 @@ struct Engine {
       return;
     }
     r.gather_parts_left[chunk][bucket] = static_cast<int>(parts.size());
+    if (purpose == DpWork::Purpose::gather) r.dp.gathers_left += static_cast<int>(parts.size());
     for (const auto& [kind, bytes] : parts) {
       dp_enqueue(r, {purpose, kind, CollectiveOp::all_gather, bytes, chunk, bucket});
     }
@@ -702,9 +703,7 @@ struct Engine {
     if (w.purpose != DpWork::Purpose::reduce && --r.gather_parts_left[w.chunk][w.bucket] == 0) {
       params_arrived(r, w.chunk, w.bucket);
     }
-    if (w.purpose == DpWork::Purpose::gather && --r.dp.gathers_left == 0 && r.dp.gathered) {
-      std::exchange(r.dp.gathered, nullptr)();
-    }
+    if (w.purpose == DpWork::Purpose::gather) step_gather_done(r);
     r.dp.busy = false;
     --r.dp.pending;
     dp_next(r);
@@ -768,29 +767,21 @@ struct Engine {
   /// The ZeRO parameter all-gathers of every bucket, in the order the forward needs them, on the
   /// DP stream; `all_done` runs after the last one.
   void gather_parameters(RankRun& r, Callback all_done) {
-    // Counted before any is queued: on the analytical backend none finishes inside this loop,
-    // but the count must not reach zero early on any backend.
-    int queued = 0;
-    for (size_t c = 0; c < r.work->chunks.size(); ++c) {
-      const size_t buckets = r.work->chunks[c].buckets.size();
-      for (size_t b = buckets; b-- > 0;) {
-        queued += static_cast<int>(
-            bucket_parts(r, static_cast<int>(c), static_cast<int>(b), workload.param_bytes).size());
-      }
-    }
-    if (queued == 0) {
-      for (auto& ready : r.params_ready)
-        std::fill(ready.begin(), ready.end(), 1);
-      if (all_done) all_done();
-      return;
-    }
-    r.dp.gathers_left = queued;
     r.dp.gathered = std::move(all_done);
+    // One count is held while the gathers are queued, so that none finishing at once can run
+    // `all_done` before the last is queued; releasing it runs `all_done` if nothing was queued.
+    r.dp.gathers_left = 1;
     for (size_t c = 0; c < r.work->chunks.size(); ++c) {
       for (size_t b = r.work->chunks[c].buckets.size(); b-- > 0;) {
         gather_bucket(r, static_cast<int>(c), static_cast<int>(b), DpWork::Purpose::gather);
       }
     }
+    step_gather_done(r);
+  }
+
+  /// One of gather_parameters' collectives (or its hold) is done; the last runs `gathered`.
+  void step_gather_done(RankRun& r) {
+    if (--r.dp.gathers_left == 0 && r.dp.gathered) std::exchange(r.dp.gathered, nullptr)();
   }
 
   /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead
