@@ -126,20 +126,13 @@ TransformerConfig gpt_oss_120b() {
 /// embeddings, the 256k-token vocabulary, sequence 4096, head width h/heads.
 TransformerConfig nemotron(std::string name, int layers, int hidden, int heads, int kv_heads,
                            std::string source) {
-  TransformerConfig c;
-  c.name = std::move(name);
-  c.layers = layers;
-  c.hidden = hidden;
-  c.ffn = 4 * hidden;
-  c.heads = heads;
+  // GPT's shape with Nemotron's MLP, KV heads, sequence and no biases.
+  TransformerConfig c =
+      gpt(std::move(name), layers, hidden, heads, 256000, false, std::move(source));
   c.kv_heads = kv_heads;
-  c.head_dim = hidden / heads;
-  c.vocab = 256000;
   c.seq_len = 4096;
-  c.tied_embeddings = false;
   c.mlp = MlpKind::squared_relu;
   c.bias = false;
-  c.source = std::move(source);
   return c;
 }
 
