@@ -243,6 +243,13 @@ std::vector<SoftwareStack> make_presets() {
          "parallelism without communication overlap, eager PyTorch (no CUDA graphs)",
          "NVIDIA-NeMo/Automodel docs/performance-summary.md; examples/benchmark/configs "
          "(distributed: FSDP2Manager)"},
+        {"FSDP2 copies every gathered parameter out of the all-gather buffer "
+         "(split_with_sizes_copy) and every gradient into the reduce-scatter buffer (chunk_cat), "
+         "on the compute stream: 2 x 2 bytes of HBM traffic per gathered parameter per gather and "
+         "per reduced gradient",
+         "pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py "
+         "(foreach_all_gather_copy_out, foreach_reduce, foreach_reduce_scatter_copy_in) at "
+         "010ae4a8"},
         {"Transformer Engine kernels for RMSNorm, Linear and DotProductAttention (cuDNN fused "
          "attention); the GPT-OSS configurations use PyTorch FlexAttention instead",
          "NVIDIA-NeMo/Automodel docs/performance-summary.md (Kernel Optimizations, glossary)"},

@@ -231,6 +231,44 @@ class ProgramBuilder {
   PassProgram program_;
 };
 
+/// HBM traffic of PyTorch FSDP2's copies (fully_shard): each gathered bucket is copied out of the
+/// all-gather buffer into the parameters' own tensors (split_with_sizes_copy), and each bucket's
+/// gradients into the reduce-scatter buffer (chunk_cat), both on the compute stream before the
+/// layer may run or the reduce-scatter may start (torch/distributed/fsdp/_fully_shard/
+/// _fsdp_collectives.py, foreach_all_gather_copy_out and foreach_reduce). FSDP1's FlatParameter
+/// and Megatron's distributed optimizer gather into and reduce from the parameters' own storage:
+/// no copies. Only the parameters that are gathered (dense over DP, experts over expert-DP).
+struct FsdpCopies {
+  bool on = false;
+  bool dense = false, expert = false;
+  double param_bytes = 0, grad_bytes = 0;
+
+  double gathered(const ChunkWork::Bucket& b) const {
+    return (dense ? b.dense : 0.0) + (expert ? b.expert : 0.0);
+  }
+  /// Read of the all-gather output and write of the parameters.
+  double copy_out(const ChunkWork::Bucket& b) const {
+    return on ? 2.0 * param_bytes * gathered(b) : 0.0;
+  }
+  /// Read of the gradients and write of the reduce-scatter input.
+  double copy_in(const ChunkWork::Bucket& b) const {
+    return on ? 2.0 * grad_bytes * gathered(b) : 0.0;
+  }
+};
+
+FsdpCopies fsdp_copies(const SoftwareStack& software, const ParallelPlan& plan, bool lora,
+                       double param_bytes, double grad_bytes) {
+  FsdpCopies c;
+  c.dense = plan.dp > 1;
+  c.expert = plan.ep > 1 && plan.expert_dp() > 1;
+  // The step simulator gathers ZeRO-3 parameters only for full training (models/step_simulator).
+  c.on =
+      software.fsdp == FsdpImpl::pytorch_fsdp2 && plan.zero >= 3 && !lora && (c.dense || c.expert);
+  c.param_bytes = param_bytes;
+  c.grad_bytes = grad_bytes;
+  return c;
+}
+
 /// Slowdown of compute while a collective holds `sms` of the GPU's SMs.
 double sm_contention(const ComputeProfile& profile, const topologies::GpuSpec& gpu, int sms) {
   return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
@@ -914,6 +952,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
   const Precision lm_precision = Precision::bf16;
+  const FsdpCopies copies = fsdp_copies(options.software, plan, lora, w.param_bytes, grad_bytes);
 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageWork& sw = w.stages[stage];
@@ -972,9 +1011,16 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       const auto offloaded = [&](size_t i) {
         return offloads(plan, static_cast<int>(i), static_cast<int>(params.size()));
       };
+      const auto gate = [&](ProgramBuilder& pass, int bucket) {
+        pass.marker(WorkOp::Kind::param_gate, bucket);
+        pass.memory("fsdp_copy_out", copies.copy_out(c.buckets[static_cast<size_t>(bucket)]));
+      };
+      const auto bucket_ready = [&](int bucket) {
+        bwd.memory("fsdp_copy_in", copies.copy_in(c.buckets[static_cast<size_t>(bucket)]));
+        bwd.marker(WorkOp::Kind::bucket_ready, bucket);
+      };
       for (size_t i = 0; i < params.size(); ++i) {
-        if (i == 0 || bucket_of[i] != bucket_of[i - 1])
-          fwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
+        if (i == 0 || bucket_of[i] != bucket_of[i - 1]) gate(fwd, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
         const double before = fwd.compute_seconds();
         emit.at(layer, static_cast<int>(i)).forward(fwd, layer);
@@ -986,7 +1032,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         }
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
-      bwd.marker(WorkOp::Kind::param_gate, 0);
+      gate(bwd, 0);
       if (c.has_lm_head) {
         fwd.memory("final_norm", 4.0 * s.norm_tokens * h);
         emit.tp_gather(fwd, T * h);
@@ -1006,9 +1052,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       for (size_t i = params.size(); i-- > 0;) {
         // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was
         // gated before the head).
-        if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) {
-          bwd.marker(WorkOp::Kind::param_gate, bucket_of[i]);
-        }
+        if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) gate(bwd, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
         const double before = bwd.compute_seconds();
         emit.at(layer, static_cast<int>(i)).backward(bwd, layer);
@@ -1018,13 +1062,13 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
                         bwd.compute_seconds() - before);
         }
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
-          if (!(i == 0 && c.has_embedding)) bwd.marker(WorkOp::Kind::bucket_ready, bucket_of[i]);
+          if (!(i == 0 && c.has_embedding)) bucket_ready(bucket_of[i]);
         }
       }
       if (c.has_embedding) {
         emit.tp_gather(bwd, T * h);
         bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
-        bwd.marker(WorkOp::Kind::bucket_ready, bucket_of.empty() ? 0 : bucket_of.front());
+        bucket_ready(bucket_of.empty() ? 0 : bucket_of.front());
       }
       // Delayed scaling rolls every quantized tensor's amax history and recomputes its scale
       // once per pass, in one bulk kernel at the end of the FP8 autocast region.

@@ -791,3 +791,51 @@ TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and me
     CHECK(find_op(s, "norm").seconds == find_op(b, "norm").seconds);
   }
 }
+
+TEST_CASE(
+    "FSDP2 copies each gathered bucket out and each gradient bucket in, on the compute stream",
+    "[workload]") {
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  c.plan.zero = 3;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile p = default_compute_profile(h100());
+  const auto copies = [&](FsdpImpl impl, int zero, std::string_view name, bool backward) {
+    LoweringOptions o;
+    o.software.fsdp = impl;
+    ParallelPlan plan = c.plan;
+    plan.zero = zero;
+    const Workload w = build_workload(c.model, plan, c.training, h100(), p, o);
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    double seconds = 0;
+    int n = 0;
+    for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
+      if (op.kind == WorkOp::Kind::compute && name == op.name) {
+        seconds += op.seconds - p.kernel_gap.s();
+        ++n;
+      }
+    }
+    return std::pair{seconds, n};
+  };
+  // One bucket per layer, the embedding's and the head's with the first and the last layer.
+  const Workload w = build_workload(c.model, c.plan, c.training, h100(), p);
+  const ChunkWork& chunk = w.stages[0].chunks[0];
+  double gathered = 0;
+  for (const ChunkWork::Bucket& b : chunk.buckets)
+    gathered += b.dense + b.expert;
+  const size_t buckets = chunk.buckets.size();
+  REQUIRE(buckets == static_cast<size_t>(c.model.layers));
+  for (const auto& [name, backward, bytes_per_param] :
+       {std::tuple{"fsdp_copy_out", false, 2.0 * w.param_bytes},
+        std::tuple{"fsdp_copy_out", true, 2.0 * w.param_bytes},
+        std::tuple{"fsdp_copy_in", true, 2.0 * w.grad_bytes}}) {
+    INFO(name << (backward ? " backward" : " forward"));
+    const auto [seconds, n] = copies(FsdpImpl::pytorch_fsdp2, 3, name, backward);
+    CHECK(n == static_cast<int>(buckets));
+    // Memory-bound time is linear in bytes: the sum over buckets is the time of all their bytes.
+    CHECK(seconds == Approx(memory_seconds(h100(), p, bytes_per_param * gathered)).epsilon(1e-9));
+    // FSDP1 gathers into the flat parameter itself; without ZeRO-3 nothing is gathered.
+    CHECK(copies(FsdpImpl::pytorch_fsdp1, 3, name, backward).second == 0);
+    CHECK(copies(FsdpImpl::pytorch_fsdp2, 1, name, backward).second == 0);
+  }
+  CHECK(find_software("nemo-automodel")->fsdp == FsdpImpl::pytorch_fsdp2);
+}
