@@ -185,8 +185,8 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
   return plan;
 }
 
-std::vector<sim::LinkCapacity> link_capacities(const System& system,
-                                               const CollectiveProfile& profile) {
+sim::IdVector<sim::LinkId, sim::LinkCapacity> link_capacities(const System& system,
+                                                              const CollectiveProfile& profile) {
   return system.topology->link_capacities([&](topologies::LinkKind kind) {
     switch (kind) {
       case topologies::LinkKind::nvlink:

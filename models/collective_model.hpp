@@ -43,8 +43,8 @@ PlannedCollective plan_collective(const System& system, const CollectiveProfile&
                                   topologies::Router& router, const CollectiveRequest& request);
 
 /// Link capacities of the system's topology with the profile's efficiencies.
-std::vector<sim::LinkCapacity> link_capacities(const System& system,
-                                               const CollectiveProfile& profile);
+sim::IdVector<sim::LinkId, sim::LinkCapacity> link_capacities(const System& system,
+                                                              const CollectiveProfile& profile);
 
 struct CollectiveResult {
   sim::Time time;

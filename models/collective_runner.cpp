@@ -48,7 +48,7 @@ const sim::Route& route_for(const Transfer& t, topologies::Router& router, sim::
 }  // namespace
 
 sim::Time CollectiveRunner::isolated_time(const Schedule& s, topologies::Router& router,
-                                          const std::vector<double>& usable) {
+                                          const sim::IdVector<sim::LinkId, double>& usable) {
   const double min_seconds = min_phase_seconds(s);
   sim::Time t = s.latency;
   sim::Route scratch;

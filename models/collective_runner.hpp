@@ -25,7 +25,7 @@ class CollectiveRunner {
   /// Duration of `schedule` alone on links of these usable capacities: what run() takes on the
   /// analytical backend, computed without simulating.
   static sim::Time isolated_time(const Schedule& schedule, topologies::Router& router,
-                                 const std::vector<double>& usable);
+                                 const sim::IdVector<sim::LinkId, double>& usable);
 
  private:
   struct Run;

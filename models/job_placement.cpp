@@ -80,7 +80,7 @@ Locality read_locality(const Topology& t) {
       for (NodeId leaf : leaves[s]) {
         const std::vector<int32_t>& pods = t.node(leaf).pods;
         // A leaf without a pod at this level stands alone (negative keys never meet pod ids).
-        keys[s].push_back(k < pods.size() && pods[k] >= 0 ? pods[k] : -1 - int64_t{leaf});
+        keys[s].push_back(k < pods.size() && pods[k] >= 0 ? pods[k] : -1 - int64_t{leaf.value()});
       }
       std::sort(keys[s].begin(), keys[s].end());
       keys[s].erase(std::unique(keys[s].begin(), keys[s].end()), keys[s].end());

@@ -11,7 +11,7 @@ namespace fabricsim::models {
 /// capacity (factor 1 restores it).
 struct LinkChange {
   sim::Time at;
-  sim::LinkId resource = 0;
+  sim::LinkId resource;
   double factor = 1;
 };
 

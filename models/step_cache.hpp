@@ -39,7 +39,7 @@ class StepCache {
   const System& system() const { return system_; }
   const CollectiveProfile& profile() const { return profile_; }
   topologies::Router& router() { return router_; }
-  const std::vector<sim::LinkCapacity>& capacities() const { return capacities_; }
+  const sim::IdVector<sim::LinkId, sim::LinkCapacity>& capacities() const { return capacities_; }
 
   /// The schedule NCCL's tuner picks for `op` of `bytes` over `group` (cached).
   std::shared_ptr<const Schedule> collective(const std::vector<uint32_t>& group, CollectiveOp op,
@@ -60,8 +60,8 @@ class StepCache {
   const CollectiveProfile& profile_;
   bool collnet_;
   topologies::Router router_;
-  std::vector<sim::LinkCapacity> capacities_;
-  std::vector<double> usable_;
+  sim::IdVector<sim::LinkId, sim::LinkCapacity> capacities_;
+  sim::IdVector<sim::LinkId, double> usable_;
   std::map<std::tuple<int, double, std::vector<uint32_t>>, std::shared_ptr<const Schedule>>
       collectives_;
   std::map<std::tuple<uint32_t, uint32_t, double>, std::shared_ptr<const Schedule>> p2p_;

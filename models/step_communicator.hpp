@@ -30,12 +30,12 @@ class JobTraffic : public sim::Network {
       : fabric_(fabric), bytes_(resources, 0.0) {}
   void start_flow(const sim::Route& route, sim::FlowRequest request) override;
   size_t active_flows() const override { return fabric_.active_flows(); }
-  const std::vector<double>& link_bytes() const override { return bytes_; }
+  const sim::IdVector<sim::LinkId, double>& link_bytes() const override { return bytes_; }
   const sim::NetworkStats& stats() const override { return fabric_.stats(); }
 
  private:
   sim::FlowNetwork& fabric_;
-  std::vector<double> bytes_;
+  sim::IdVector<sim::LinkId, double> bytes_;
 };
 
 /// Times collectives and point-to-point transfers for one job's simulated ranks: plans them

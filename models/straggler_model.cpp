@@ -73,7 +73,7 @@ std::vector<sim::LinkId> nic_links(const topologies::Topology& t, int rank) {
     if (link.kind != topologies::LinkKind::network) continue;
     out.push_back(t.resource_of(l));
     const topologies::LinkId back = t.link_between(link.dst, nic);
-    if (back != UINT32_MAX) out.push_back(t.resource_of(back));
+    if (back.valid()) out.push_back(t.resource_of(back));
   }
   return out;
 }
@@ -96,7 +96,7 @@ std::vector<LinkChange> link_changes_of(const topologies::Topology& t,
 
 topologies::Topology with_slow_nic_links(const topologies::Topology& t,
                                          const std::map<int, double>& by_rank) {
-  std::vector<double> factor(t.link_count(), 1.0);
+  sim::IdVector<sim::LinkId, double> factor(t.link_count(), 1.0);
   for (const auto& [rank, f] : by_rank) {
     for (const sim::LinkId l : nic_links(t, rank))
       factor[l] *= f;  // network links are their own resources

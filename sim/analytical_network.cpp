@@ -7,8 +7,9 @@
 
 namespace fabricsim::sim {
 
-std::vector<double> AnalyticalNetwork::usable_capacities(const std::vector<LinkCapacity>& links) {
-  std::vector<double> usable(links.size());
+IdVector<LinkId, double> AnalyticalNetwork::usable_capacities(
+    const std::vector<LinkCapacity>& links) {
+  IdVector<LinkId, double> usable(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
     usable[i] = links[i].bandwidth.bytes_per_s() * links[i].efficiency;
     if (!(usable[i] > 0)) {
@@ -21,19 +22,20 @@ std::vector<double> AnalyticalNetwork::usable_capacities(const std::vector<LinkC
 AnalyticalNetwork::AnalyticalNetwork(Simulation& simulation, std::vector<LinkCapacity> links)
     : simulation_(simulation), usable_(usable_capacities(links)), link_bytes_(links.size(), 0.0) {}
 
-double AnalyticalNetwork::uncontended_rate(const std::vector<double>& usable, const Route& route,
-                                           double weight, double max_rate) {
+double AnalyticalNetwork::uncontended_rate(const IdVector<LinkId, double>& usable,
+                                           const Route& route, double weight, double max_rate) {
   // Same expressions, in the same order, as the flow backend's progressive filling.
   double level = std::numeric_limits<double>::infinity();
   for (const LinkShare& share : route.links) {
-    if (share.link >= usable.size()) throw std::out_of_range("AnalyticalNetwork: unknown link");
+    if (share.link.index() >= usable.size())
+      throw std::out_of_range("AnalyticalNetwork: unknown link");
     level = std::min(level, fair_level(usable[share.link], weight * share.fraction));
   }
   if (std::isfinite(max_rate) && max_rate / weight < level) return max_rate;
   return weight * level;
 }
 
-Time AnalyticalNetwork::uncontended_time(const std::vector<double>& usable, const Route& route,
+Time AnalyticalNetwork::uncontended_time(const IdVector<LinkId, double>& usable, const Route& route,
                                          const FlowRequest& request) {
   const double bytes = std::max(0.0, request.bytes.count());
   const double weight = request.weight > 0 ? request.weight : 1.0;

@@ -15,7 +15,7 @@ class AnalyticalNetwork final : public Network {
 
   void start_flow(const Route& route, FlowRequest request) override;
   size_t active_flows() const override { return active_; }
-  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  const IdVector<LinkId, double>& link_bytes() const override { return link_bytes_; }
   const NetworkStats& stats() const override { return stats_; }
 
   /// The rate a flow would get on `route` with nothing else on the fabric.
@@ -23,18 +23,18 @@ class AnalyticalNetwork final : public Network {
     return uncontended_rate(usable_, route, weight, max_rate);
   }
   /// The same for links of the given usable capacities (bandwidth x efficiency, bytes/s).
-  static double uncontended_rate(const std::vector<double>& usable, const Route& route,
+  static double uncontended_rate(const IdVector<LinkId, double>& usable, const Route& route,
                                  double weight, double max_rate);
   /// Time from start to arrival of a flow alone on the fabric (transfer + route latency).
-  static Time uncontended_time(const std::vector<double>& usable, const Route& route,
+  static Time uncontended_time(const IdVector<LinkId, double>& usable, const Route& route,
                                const FlowRequest& request);
   /// Usable capacity (bandwidth x efficiency) of every link, as this backend sees them.
-  static std::vector<double> usable_capacities(const std::vector<LinkCapacity>& links);
+  static IdVector<LinkId, double> usable_capacities(const std::vector<LinkCapacity>& links);
 
  private:
   Simulation& simulation_;
-  std::vector<double> usable_;
-  std::vector<double> link_bytes_;
+  IdVector<LinkId, double> usable_;
+  IdVector<LinkId, double> link_bytes_;
   size_t active_ = 0;
   NetworkStats stats_;
 };

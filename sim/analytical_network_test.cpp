@@ -118,10 +118,10 @@ TEST_CASE("the analytical time is the bottleneck transfer plus the route latency
   // bottleneck rate = min(40 / 1, 10 / 0.5) = 20 B/s, so 100 B take 5 s, plus 3 us.
   std::vector<LinkCapacity> links{{Bandwidth::bytes_per_s(80), 0.5},
                                   {Bandwidth::bytes_per_s(20), 0.5}};
-  const std::vector<double> usable = AnalyticalNetwork::usable_capacities(links);
+  const auto usable = AnalyticalNetwork::usable_capacities(links);
   CHECK(usable == std::vector<double>{40, 10});
   Route r;
-  r.links = {{0, 1.0}, {1, 0.5}};
+  r.links = {{LinkId(0), 1.0}, {LinkId(1), 0.5}};
   r.latency = Time::from_us(3);
   FlowRequest req{Bytes::of(100), 1, {}, {}};
   CHECK(AnalyticalNetwork::uncontended_time(usable, r, req) == Time::from_s(5) + Time::from_us(3));

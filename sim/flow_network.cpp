@@ -54,7 +54,8 @@ void FlowNetwork::start_flow(const Route& route, FlowRequest request) {
   Flow& f = flows_[index];
   f.links.clear();
   for (const LinkShare& share : route.links) {
-    if (share.link >= links_.size()) throw std::out_of_range("FlowNetwork: unknown link id");
+    if (share.link.index() >= links_.size())
+      throw std::out_of_range("FlowNetwork: unknown link id");
     Link& link = links_[share.link];
     f.links.push_back(
         Incidence{share.link, share.fraction, static_cast<uint32_t>(link.members.size())});
@@ -84,7 +85,7 @@ void FlowNetwork::start_flow(const Route& route, FlowRequest request) {
 }
 
 void FlowNetwork::set_link_capacity(LinkId link, const LinkCapacity& capacity) {
-  if (link >= links_.size()) throw std::invalid_argument("FlowNetwork: unknown link id");
+  if (link.index() >= links_.size()) throw std::invalid_argument("FlowNetwork: unknown link id");
   const double usable = capacity.bandwidth.bytes_per_s() * capacity.efficiency;
   if (!(usable > 0)) throw std::invalid_argument("FlowNetwork: link capacity must be positive");
   if (usable == links_[link].usable) return;
@@ -173,7 +174,8 @@ void FlowNetwork::progressive_filling() {
       const Flow& f = flows_[m.flow];
       link.denom += f.weight * f.links[m.incidence].fraction;
     }
-    if (link.unfixed > 0) heap_.push_back(Level{fair_level(link.remaining, link.denom), l, false});
+    if (link.unfixed > 0)
+      heap_.push_back(Level{fair_level(link.remaining, link.denom), l.value(), false});
   }
   for (uint32_t fi : component_flows_) {
     Flow& f = flows_[fi];
@@ -203,7 +205,7 @@ void FlowNetwork::progressive_filling() {
       if (!flows_[top.id].fixed) fix(top.id, flows_[top.id].max_rate);
       continue;
     }
-    Link& link = links_[top.id];
+    Link& link = links_[LinkId(top.id)];
     if (link.unfixed == 0) continue;
     const double level = fair_level(link.remaining, std::max(link.denom, 1e-300));
     if (level > top.level) {

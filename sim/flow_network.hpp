@@ -20,7 +20,7 @@ class FlowNetwork final : public Network {
 
   void start_flow(const Route& route, FlowRequest request) override;
   size_t active_flows() const override { return active_count_; }
-  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  const IdVector<LinkId, double>& link_bytes() const override { return link_bytes_; }
   const NetworkStats& stats() const override { return stats_; }
 
   /// Current rate of every active flow (diagnostics and tests), in start order of their slots.
@@ -111,8 +111,8 @@ class FlowNetwork final : public Network {
   void finish_flow(uint32_t index, std::vector<uint32_t>& done);
 
   Simulation& simulation_;
-  std::vector<Link> links_;
-  std::vector<double> link_bytes_;
+  IdVector<LinkId, Link> links_;
+  IdVector<LinkId, double> link_bytes_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_flows_;
   size_t active_count_ = 0;

@@ -17,10 +17,10 @@ std::vector<LinkCapacity> caps(std::initializer_list<double> bytes_per_s) {
   return out;
 }
 
-Route route(std::initializer_list<LinkId> links, Time latency = Time::zero()) {
+Route route(std::initializer_list<uint32_t> links, Time latency = Time::zero()) {
   Route r;
-  for (LinkId l : links)
-    r.links.push_back({l, 1.0});
+  for (uint32_t l : links)
+    r.links.push_back({LinkId(l), 1.0});
   r.latency = latency;
   return r;
 }
@@ -45,7 +45,7 @@ TEST_CASE("a lone flow runs at its bottleneck and pays the route latency", "[flo
                  {Bytes::of(100), 1, {}, [&] { done = sim.now(); }});
   sim.run();
   CHECK(done == Time::from_s(4) + Time::from_us(3));
-  CHECK(net.link_bytes()[0] == Approx(100));
+  CHECK(net.link_bytes()[LinkId(0)] == Approx(100));
   CHECK(net.stats().flows_completed == 1);
 }
 
@@ -74,23 +74,23 @@ TEST_CASE("a link's capacity can change while flows cross it", "[flow]") {
     net.start_flow(route({0}), {Bytes::of(300), 1, {}, [&] { done = sim.now(); }});
     net.start_flow(route({1}), {Bytes::of(300), 1, {}, [&] { other = sim.now(); }});
     sim.schedule_at(Time::from_s(1), [&] {
-      net.set_link_capacity(0, {Bandwidth::bytes_per_s(50), 1.0});
+      net.set_link_capacity(LinkId(0), {Bandwidth::bytes_per_s(50), 1.0});
     });
     if (restore) {
       sim.schedule_at(Time::from_s(3), [&] {
-        net.set_link_capacity(0, {Bandwidth::bytes_per_s(100), 1.0});
+        net.set_link_capacity(LinkId(0), {Bandwidth::bytes_per_s(100), 1.0});
       });
     }
     sim.run();
     CHECK(done == Time::from_s(restore ? 4 : 5));
     CHECK(other == Time::from_s(3));
-    CHECK(net.link_bytes()[0] == Approx(300));
+    CHECK(net.link_bytes()[LinkId(0)] == Approx(300));
   }
   Simulation sim;
   FlowNetwork net(sim, caps({100}));
-  CHECK_THROWS_AS(net.set_link_capacity(1, {Bandwidth::bytes_per_s(1), 1.0}),
+  CHECK_THROWS_AS(net.set_link_capacity(LinkId(1), {Bandwidth::bytes_per_s(1), 1.0}),
                   std::invalid_argument);
-  CHECK_THROWS_AS(net.set_link_capacity(0, {Bandwidth::bytes_per_s(0), 1.0}),
+  CHECK_THROWS_AS(net.set_link_capacity(LinkId(0), {Bandwidth::bytes_per_s(0), 1.0}),
                   std::invalid_argument);
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("a late flow takes half of what is left", "[flow]") {
   sim.run();
   CHECK(a == Time::from_ms(1500));
   CHECK(b == Time::from_ms(2000));
-  CHECK(net.link_bytes()[0] == Approx(200));
+  CHECK(net.link_bytes()[LinkId(0)] == Approx(200));
 }
 
 TEST_CASE("max-min allocation of the textbook three-flow example", "[flow]") {
@@ -148,12 +148,12 @@ TEST_CASE("weights, rate caps and fractional shares", "[flow]") {
     Simulation sim;
     FlowNetwork net(sim, caps({10, 10}));
     Route sprayed;
-    sprayed.links = {{0, 0.5}, {1, 0.5}};
+    sprayed.links = {{LinkId(0), 0.5}, {LinkId(1), 0.5}};
     Time done;
     net.start_flow(sprayed, {Bytes::of(200), 1, {}, [&] { done = sim.now(); }});
     sim.run();
     CHECK(done == Time::from_s(10));
-    CHECK(net.link_bytes()[0] == Approx(100));
+    CHECK(net.link_bytes()[LinkId(0)] == Approx(100));
   }
 }
 
@@ -186,13 +186,13 @@ TEST_CASE("random flow sets satisfy the max-min conditions", "[flow][invariant]"
     }
     sim.run_until(Time::zero());
     const auto flows = net.active_flow_rates();
-    std::vector<double> load(n_links, 0.0);
+    IdVector<LinkId, double> load(n_links, 0.0);
     for (const auto& f : flows) {
       for (const auto& s : f.links)
         load[s.link] += f.rate * s.fraction;
     }
     for (int l = 0; l < n_links; ++l)
-      CHECK(load[l] <= net.usable_capacity(l) * (1 + 1e-9));
+      CHECK(load[LinkId::at(l)] <= net.usable_capacity(LinkId::at(l)) * (1 + 1e-9));
     for (const auto& f : flows) {
       if (f.rate >= f.max_rate * (1 - 1e-9)) continue;
       bool has_bottleneck = false;

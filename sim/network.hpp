@@ -11,12 +11,14 @@
 #include <optional>
 #include <vector>
 
+#include "sim/id.hpp"
 #include "sim/simulation.hpp"
 #include "sim/units.hpp"
 
 namespace fabricsim::sim {
 
-using LinkId = uint32_t;
+/// A directed link (or bundle of links) of the network: what a backend shares among flows.
+using LinkId = Id<struct LinkTag>;
 
 struct LinkShare {
   LinkId link;
@@ -57,7 +59,7 @@ class Network {
   virtual void start_flow(const Route& route, FlowRequest request) = 0;
   virtual size_t active_flows() const = 0;
   /// Bytes that have crossed each link so far (including the flows' shares).
-  virtual const std::vector<double>& link_bytes() const = 0;
+  virtual const IdVector<LinkId, double>& link_bytes() const = 0;
   virtual const NetworkStats& stats() const = 0;
 };
 

@@ -44,33 +44,33 @@ bool parse_link_kind(std::string_view text, LinkKind& out) {
 }
 
 std::span<const LinkId> Topology::out_links(NodeId id) const {
-  return {out_ids_.data() + out_offsets_[id], out_ids_.data() + out_offsets_[id + 1]};
+  return {out_ids_.data() + out_offsets_[id], out_ids_.data() + out_offsets_[id.next()]};
 }
 
 std::span<const LinkId> Topology::resource_links(LinkId resource) const {
-  if (resource < links_.size()) {
+  if (resource.index() < links_.size()) {
     // A plain link is its own resource: point into the CSR array at its entry.
     const Link& l = links_[resource];
-    for (uint32_t i = out_offsets_[l.src]; i < out_offsets_[l.src + 1]; ++i) {
+    for (uint32_t i = out_offsets_[l.src]; i < out_offsets_[l.src.next()]; ++i) {
       if (out_ids_[i] == resource) return {out_ids_.data() + i, 1};
     }
   }
-  const auto& b = bundles_[resource - links_.size()];
+  const auto& b = bundles_[resource.index() - links_.size()];
   return {b.data(), b.size()};
 }
 
 std::pair<NodeId, NodeId> Topology::resource_endpoints(LinkId resource) const {
-  if (resource < links_.size()) return {links_[resource].src, links_[resource].dst};
-  const auto& b = bundles_[resource - links_.size()];
+  if (resource.index() < links_.size()) return {links_[resource].src, links_[resource].dst};
+  const auto& b = bundles_[resource.index() - links_.size()];
   const Link& first = links_[b.front()];
   return {first.src, first.dst};
 }
 
 std::string Topology::resource_name(LinkId resource) const {
-  if (resource < links_.size()) {
+  if (resource.index() < links_.size()) {
     return nodes_[links_[resource].src].name + ">" + nodes_[links_[resource].dst].name;
   }
-  const auto& b = bundles_[resource - links_.size()];
+  const auto& b = bundles_[resource.index() - links_.size()];
   const Link& first = links_[b.front()];
   return nodes_[first.src].kind == NodeKind::gpu ? nodes_[first.src].name + ">nvswitches"
                                                  : "nvswitches>" + nodes_[first.dst].name;
@@ -80,18 +80,18 @@ LinkId Topology::link_between(NodeId a, NodeId b) const {
   for (LinkId l : out_links(a)) {
     if (links_[l].dst == b) return l;
   }
-  return UINT32_MAX;
+  return LinkId::none();
 }
 
 NodeId TopologyBuilder::add_node(Node node) {
   topology_.nodes_.push_back(std::move(node));
-  return static_cast<NodeId>(topology_.nodes_.size() - 1);
+  return NodeId::at(topology_.nodes_.size() - 1);
 }
 
 LinkId TopologyBuilder::add_directed(NodeId a, NodeId b, LinkKind kind, sim::Bandwidth bandwidth,
                                      sim::Time latency, uint32_t lanes) {
   topology_.links_.push_back(Link{a, b, kind, bandwidth, latency, lanes});
-  return static_cast<LinkId>(topology_.links_.size() - 1);
+  return LinkId::at(topology_.links_.size() - 1);
 }
 
 LinkId TopologyBuilder::add_duplex(NodeId a, NodeId b, LinkKind kind, sim::Bandwidth bandwidth,
@@ -106,7 +106,7 @@ Topology TopologyBuilder::build() && {
   const size_t n = t.nodes_.size();
   for (size_t i = 0; i < t.links_.size(); ++i) {
     const Link& l = t.links_[i];
-    if (l.src >= n || l.dst >= n) {
+    if (l.src.index() >= n || l.dst.index() >= n) {
       throw std::invalid_argument(fmt::format("link {} connects a node that does not exist", i));
     }
     if (l.src == l.dst) throw std::invalid_argument(fmt::format("link {} is a self-loop", i));
@@ -118,18 +118,18 @@ Topology TopologyBuilder::build() && {
   // CSR adjacency, links of each node in id order (deterministic routing tie-breaks).
   t.out_offsets_.assign(n + 1, 0);
   for (const Link& l : t.links_)
-    ++t.out_offsets_[l.src + 1];
+    ++t.out_offsets_[l.src.next()];
   for (size_t i = 0; i < n; ++i)
     t.out_offsets_[i + 1] += t.out_offsets_[i];
   t.out_ids_.resize(t.links_.size());
   std::vector<uint32_t> fill(t.out_offsets_.begin(), t.out_offsets_.end() - 1);
   for (size_t i = 0; i < t.links_.size(); ++i) {
-    t.out_ids_[fill[t.links_[i].src]++] = static_cast<LinkId>(i);
+    t.out_ids_[fill[t.links_[i].src.index()]++] = LinkId::at(i);
   }
 
   // GPUs in rank order.
   for (size_t i = 0; i < n; ++i) {
-    if (t.nodes_[i].kind == NodeKind::gpu) t.gpus_.push_back(static_cast<NodeId>(i));
+    if (t.nodes_[i].kind == NodeKind::gpu) t.gpus_.push_back(NodeId::at(i));
   }
   if (t.gpus_.empty()) throw std::invalid_argument("the topology has no GPUs");
   std::stable_sort(t.gpus_.begin(), t.gpus_.end(), [&](NodeId a, NodeId b) {
@@ -155,7 +155,7 @@ Topology TopologyBuilder::build() && {
     if (node.server < 0 || node.server > max_server) {
       throw std::invalid_argument(fmt::format("NIC {} belongs to no GPU server", node.name));
     }
-    t.server_nics_[node.server].push_back(static_cast<NodeId>(i));
+    t.server_nics_[node.server].push_back(NodeId::at(i));
   }
   for (auto& nics : t.server_nics_) {
     std::stable_sort(nics.begin(), nics.end(),
@@ -174,7 +174,7 @@ Topology TopologyBuilder::build() && {
   // Each GPU's default NIC: the nearest NIC of its server over PCIe links (BFS), lowest local
   // index on ties.
   t.gpu_nic_.assign(t.gpus_.size(), kNoNode);
-  std::vector<int> dist(n, -1);
+  sim::IdVector<NodeId, int> dist(n, -1);
   std::vector<NodeId> touched;
   for (size_t r = 0; r < t.gpus_.size(); ++r) {
     const NodeId start = t.gpus_[r];
@@ -231,7 +231,7 @@ Topology TopologyBuilder::build() && {
     std::vector<LinkId> down;
     for (LinkId l : up) {
       const LinkId back = t.link_between(t.links_[l].dst, g);
-      if (back == UINT32_MAX) {
+      if (!back.valid()) {
         down.clear();
         break;
       }

@@ -15,9 +15,12 @@
 
 namespace fabricsim::topologies {
 
-using NodeId = uint32_t;
+/// A device of the graph (GPU, switch chip, NIC, ...).
+using NodeId = sim::Id<struct NodeTag>;
+/// A directed link of the graph; the same id names its resource in the network backends when
+/// it is not part of a bundle (resource_of).
 using LinkId = sim::LinkId;
-inline constexpr NodeId kNoNode = UINT32_MAX;
+inline constexpr NodeId kNoNode = NodeId::none();
 
 enum class NodeKind : uint8_t { gpu, nvswitch, nic, pcie_switch, host, switch_ };
 enum class LinkKind : uint8_t { nvlink, pcie, network };
@@ -77,10 +80,10 @@ class Topology {
   size_t link_count() const { return links_.size(); }
   const Node& node(NodeId id) const { return nodes_[id]; }
   const Link& link(LinkId id) const { return links_[id]; }
-  const std::vector<Node>& nodes() const { return nodes_; }
-  const std::vector<Link>& links() const { return links_; }
+  const sim::IdVector<NodeId, Node>& nodes() const { return nodes_; }
+  const sim::IdVector<LinkId, Link>& links() const { return links_; }
   std::span<const LinkId> out_links(NodeId id) const;
-  /// The link from `a` to `b`, or UINT32_MAX.
+  /// The link from `a` to `b`, or LinkId::none().
   LinkId link_between(NodeId a, NodeId b) const;
 
   /// GPUs in rank order (server-major, local index minor).
@@ -105,8 +108,7 @@ class Topology {
   size_t resource_count() const { return links_.size() + bundles_.size(); }
   /// The resource a link's traffic is accounted on (the link itself or its bundle).
   LinkId resource_of(LinkId link) const {
-    return bundle_of_[link] == UINT32_MAX ? link
-                                          : static_cast<LinkId>(links_.size() + bundle_of_[link]);
+    return bundle_of_[link] == UINT32_MAX ? link : LinkId::at(links_.size() + bundle_of_[link]);
   }
   /// The links of a resource (one for a plain link).
   std::span<const LinkId> resource_links(LinkId resource) const;
@@ -120,8 +122,8 @@ class Topology {
   /// Capacities of every resource in the form the network backends take; `efficiency(kind)`
   /// scales each.
   template <class EfficiencyFn>
-  std::vector<sim::LinkCapacity> link_capacities(EfficiencyFn efficiency) const {
-    std::vector<sim::LinkCapacity> out;
+  sim::IdVector<LinkId, sim::LinkCapacity> link_capacities(EfficiencyFn efficiency) const {
+    sim::IdVector<LinkId, sim::LinkCapacity> out;
     out.reserve(resource_count());
     for (const Link& l : links_)
       out.push_back({l.bandwidth, efficiency(l.kind)});
@@ -137,16 +139,16 @@ class Topology {
  private:
   friend class TopologyBuilder;
   TopologyInfo info_;
-  std::vector<Node> nodes_;
-  std::vector<Link> links_;
-  std::vector<uint32_t> out_offsets_;  // CSR over links sorted by source
+  sim::IdVector<NodeId, Node> nodes_;
+  sim::IdVector<LinkId, Link> links_;
+  sim::IdVector<NodeId, uint32_t> out_offsets_;  // CSR over links sorted by source
   std::vector<LinkId> out_ids_;
   std::vector<NodeId> gpus_;
   std::vector<NodeId> gpu_nic_;
   std::vector<std::vector<NodeId>> server_nics_;
   std::vector<std::vector<uint32_t>> domain_ranks_;
   std::vector<std::vector<LinkId>> bundles_;
-  std::vector<uint32_t> bundle_of_;
+  sim::IdVector<LinkId, uint32_t> bundle_of_;
 };
 
 /// Assembles a Topology. Links are added as full-duplex pairs unless add_directed is used.

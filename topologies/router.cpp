@@ -89,7 +89,7 @@ bool Router::shares_pcie_switch(NodeId gpu, NodeId nic) const {
   for (LinkId l : topology_.out_links(gpu)) {
     const Link& up = topology_.link(l);
     if (up.kind != LinkKind::pcie) continue;
-    if (topology_.link_between(up.dst, nic) != UINT32_MAX) return true;
+    if (topology_.link_between(up.dst, nic).valid()) return true;
   }
   return false;
 }
@@ -166,7 +166,8 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
           next.emplace_back(t.link(l).dst, share);
         }
       } else {
-        const LinkId l = options[mix(hash ^ (static_cast<uint64_t>(x) << 1)) % options.size()];
+        const LinkId l =
+            options[mix(hash ^ (static_cast<uint64_t>(x.value()) << 1)) % options.size()];
         acc.add(t, l, f);
         next.emplace_back(t.link(l).dst, f);
       }
@@ -286,7 +287,7 @@ Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ra
     const Node& target = t.node(leaves[i]);
     NodeId x = root;
     while (x != leaves[i]) {
-      LinkId step = UINT32_MAX;
+      LinkId step = LinkId::none();
       for (LinkId l : t.out_links(x)) {
         const Link& link = t.link(l);
         const Node& y = t.node(link.dst);
@@ -297,7 +298,7 @@ Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ra
           break;
         }
       }
-      if (step == UINT32_MAX) return {};
+      if (!step.valid()) return {};
       add(step);
       x = t.link(step).dst;
     }
@@ -314,8 +315,8 @@ Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ra
 
 bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   const Topology& t = topology_;
-  std::vector<LinkId> parent(t.node_count(), UINT32_MAX);
-  std::vector<char> seen(t.node_count(), 0);
+  sim::IdVector<NodeId, LinkId> parent(t.node_count(), LinkId::none());
+  sim::IdVector<NodeId, char> seen(t.node_count(), 0);
   std::deque<NodeId> queue{src};
   seen[src] = 1;
   while (!queue.empty() && !seen[dst]) {
@@ -397,7 +398,8 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
       sender = t.gpu(owner);
     }
   }
-  const uint64_t hash = mix(seed_ ^ mix((static_cast<uint64_t>(nic_src) << 32) | nic_dst));
+  const uint64_t hash =
+      mix(seed_ ^ mix((static_cast<uint64_t>(nic_src.value()) << 32) | nic_dst.value()));
   if (!updown(sender, nic_src, LinkKind::pcie, false, hash, 1.0, acc)) fail();
   const bool network_ok = strategy_ == RoutingStrategy::shortest
                               ? shortest_path(nic_src, nic_dst, acc)

@@ -80,14 +80,15 @@ TEST_CASE("every route conserves the flow at each node", "[routing][invariant]")
       for (uint32_t dst : {1u, 9u, 100u, 301u, 575u}) {
         INFO(system << " " << to_string(strategy) << " 0 -> " << dst);
         const auto& r = router.route(0, dst);
-        std::vector<double> net(t.node_count(), 0.0);
+        fabricsim::sim::IdVector<NodeId, double> net(t.node_count(), 0.0);
         for (const auto& s : r.links) {
           const auto [from, to] = t.resource_endpoints(s.link);
           net[from] -= s.fraction;
           net[to] += s.fraction;
         }
         for (size_t n = 0; n < t.node_count(); ++n) {
-          const double expect = n == t.gpu(0) ? -1.0 : n == t.gpu(dst) ? 1.0 : 0.0;
+          const NodeId node = NodeId::at(n);
+          const double expect = node == t.gpu(0) ? -1.0 : node == t.gpu(dst) ? 1.0 : 0.0;
           CHECK(net[n] == Approx(expect).margin(1e-9));
         }
       }

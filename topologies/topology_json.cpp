@@ -53,8 +53,8 @@ nlohmann::json topology_to_json(const Topology& t) {
   nlohmann::json links = nlohmann::json::array();
   for (const Link& l : t.links()) {
     // Shortest round-trip number formatting keeps the bandwidth exact.
-    links.push_back({{"src", l.src},
-                     {"dst", l.dst},
+    links.push_back({{"src", l.src.value()},
+                     {"dst", l.dst.value()},
                      {"kind", std::string(to_string(l.kind))},
                      {"bandwidth", fmt::format("{} B/s", l.bandwidth.bytes_per_s())},
                      {"latency", fmt::format("{} ps", l.latency.ps())},
