@@ -7,12 +7,14 @@
 #include <tuple>
 
 namespace fabricsim::models {
+using topologies::GpuRank;
+
 namespace {
 
 /// Collects a phase's transfers, merging identical point-to-point ones.
 class PhaseBuilder {
  public:
-  void p2p(uint32_t src, uint32_t dst, double bytes, uint32_t proxy = UINT32_MAX) {
+  void p2p(GpuRank src, GpuRank dst, double bytes, GpuRank proxy = GpuRank::none()) {
     if (src == dst || bytes <= 0) return;
     const auto key = std::make_tuple(src, dst, proxy, bytes);
     const auto [it, inserted] = index_.emplace(key, phase_.transfers.size());
@@ -28,8 +30,8 @@ class PhaseBuilder {
     t.bytes = bytes;
     phase_.transfers.push_back(std::move(t));
   }
-  void to_switch(uint32_t src, double bytes) { special(Transfer::Kind::to_switch, src, bytes); }
-  void from_switch(uint32_t dst, double bytes) { special(Transfer::Kind::from_switch, dst, bytes); }
+  void to_switch(GpuRank src, double bytes) { special(Transfer::Kind::to_switch, src, bytes); }
+  void from_switch(GpuRank dst, double bytes) { special(Transfer::Kind::from_switch, dst, bytes); }
   void link(sim::LinkId link, double bytes) {
     Transfer t;
     t.kind = Transfer::Kind::route;
@@ -40,7 +42,7 @@ class PhaseBuilder {
   Phase take() { return std::move(phase_); }
 
  private:
-  void special(Transfer::Kind kind, uint32_t rank, double bytes) {
+  void special(Transfer::Kind kind, GpuRank rank, double bytes) {
     if (bytes <= 0) return;
     Transfer t;
     t.kind = kind;
@@ -49,7 +51,7 @@ class PhaseBuilder {
     phase_.transfers.push_back(std::move(t));
   }
   Phase phase_;
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, double>, size_t> index_;
+  std::map<std::tuple<GpuRank, GpuRank, GpuRank, double>, size_t> index_;
 };
 
 /// For each lane c of a striped ring, the local index of the GPU of `m` (one domain's members)
@@ -57,7 +59,7 @@ class PhaseBuilder {
 /// under the same PCIe switch as that NIC (what NCCL's ring search finds on DGX-style boards, GPU
 /// pairs sharing a switch with two NICs), so no GPU's PCIe link carries two streams; otherwise the
 /// previous GPU, forwarding over NVLink (PXN).
-std::vector<int> ring_exits(const std::vector<uint32_t>& m, int lanes,
+std::vector<int> ring_exits(const std::vector<GpuRank>& m, int lanes,
                             const topologies::Router& router) {
   const int p = static_cast<int>(m.size());
   std::vector<int> exit(static_cast<size_t>(lanes), -1);
@@ -94,9 +96,9 @@ std::vector<int> lane_order(int c, int p, int exit) {
 /// nodes with unequal GPU counts the same way, with the channel count of the smallest).
 void ring(PhaseBuilder& b, const GroupLayout& g, const topologies::Router& router, double per_edge,
           bool chain, bool reverse) {
-  auto add = [&](uint32_t from, uint32_t to, double bytes, uint32_t proxy = UINT32_MAX) {
+  auto add = [&](GpuRank from, GpuRank to, double bytes, GpuRank proxy = GpuRank::none()) {
     if (reverse) {
-      b.p2p(to, from, bytes, proxy == UINT32_MAX ? UINT32_MAX : to);
+      b.p2p(to, from, bytes, proxy == GpuRank::none() ? GpuRank::none() : to);
     } else {
       b.p2p(from, to, bytes, proxy);
     }
@@ -160,8 +162,8 @@ void double_tree(PhaseBuilder& b, const GroupLayout& g, int lane, double bytes) 
         parent = p < 0 ? -1 : (p + 1) % n;
       }
       if (parent < 0) continue;
-      const uint32_t c = g.domains[r][lane];
-      const uint32_t q = g.domains[parent][lane];
+      const GpuRank c = g.domains[r][lane];
+      const GpuRank q = g.domains[parent][lane];
       b.p2p(c, q, bytes);
       b.p2p(q, c, bytes);
     }
@@ -172,8 +174,8 @@ void require(bool ok, const std::string& why) {
   if (!ok) throw AlgorithmUnavailable(why);
 }
 
-std::vector<uint32_t> lane(const GroupLayout& g, int c) {
-  std::vector<uint32_t> out;
+std::vector<GpuRank> lane(const GroupLayout& g, int c) {
+  std::vector<GpuRank> out;
   for (const auto& d : g.domains)
     out.push_back(d[c]);
   return out;
@@ -193,7 +195,7 @@ void aggregation(PhaseBuilder& b, const GroupLayout& g, topologies::Router& rout
 /// NVLS inside each domain: `up`/`down` bytes per member between GPU and NVSwitch.
 void nvls_local(PhaseBuilder& b, const GroupLayout& g, double up, double down) {
   for (const auto& d : g.domains) {
-    for (uint32_t r : d) {
+    for (GpuRank r : d) {
       b.to_switch(r, up);
       b.from_switch(r, down);
     }
@@ -233,8 +235,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
         for (const auto& m : g.domains) {
           const int pd = static_cast<int>(m.size());
           for (int k = 0; k + 1 < pd; ++k) {
-            const uint32_t x = m[(c + k) % pd];
-            const uint32_t y = m[(c + k + 1) % pd];
+            const GpuRank x = m[(c + k) % pd];
+            const GpuRank y = m[(c + k + 1) % pd];
             b.p2p(y, x, per);
             b.p2p(x, y, per);
           }
@@ -280,8 +282,8 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
       require(domains > 1 && g.uniform, "CollNet needs equal groups in several domains");
       const double shard = size / p;
       for (const auto& m : g.domains) {
-        for (uint32_t x : m) {
-          for (uint32_t y : m) {
+        for (GpuRank x : m) {
+          for (GpuRank y : m) {
             // Reduce-scatter then all-gather inside the domain: two shards per ordered pair.
             b.p2p(x, y, shard);
             b.p2p(x, y, shard);
@@ -295,7 +297,7 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
     case Algorithm::pat: {
       require(op == CollectiveOp::all_gather || op == CollectiveOp::reduce_scatter,
               "PAT runs all_gather and reduce_scatter");
-      std::vector<uint32_t> order;
+      std::vector<GpuRank> order;
       for (const auto& d : g.domains)
         order.insert(order.end(), d.begin(), d.end());
       std::vector<int> distances;
@@ -315,31 +317,31 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
     case Algorithm::pxn: {
       require(op == CollectiveOp::alltoall || op == CollectiveOp::sendrecv,
               algo_name + " runs alltoall and sendrecv");
-      std::vector<std::pair<uint32_t, int>> position;  // rank -> (domain index, local index)
-      std::map<uint32_t, std::pair<int, int>> where;
+      std::vector<std::pair<GpuRank, int>> position;  // rank -> (domain index, local index)
+      std::map<GpuRank, std::pair<int, int>> where;
       for (int d = 0; d < domains; ++d) {
         for (size_t i = 0; i < g.domains[d].size(); ++i) {
           where[g.domains[d][i]] = {d, static_cast<int>(i)};
         }
       }
-      auto proxy_for = [&](uint32_t src, uint32_t dst) {
-        if (a != Algorithm::pxn) return UINT32_MAX;
+      auto proxy_for = [&](GpuRank src, GpuRank dst) {
+        if (a != Algorithm::pxn) return GpuRank::none();
         const auto [sd, si] = where[src];
         const auto [dd, di] = where[dst];
-        if (sd == dd) return UINT32_MAX;
+        if (sd == dd) return GpuRank::none();
         const auto& m = g.domains[sd];
-        return di < static_cast<int>(m.size()) ? m[di] : UINT32_MAX;
+        return di < static_cast<int>(m.size()) ? m[di] : GpuRank::none();
       };
       if (op == CollectiveOp::sendrecv) {
         for (int i = 0; i < n; ++i) {
-          const uint32_t src = g.ranks[i];
-          const uint32_t dst = g.ranks[(i + 1) % n];
+          const GpuRank src = g.ranks[i];
+          const GpuRank dst = g.ranks[(i + 1) % n];
           b.p2p(src, dst, size, proxy_for(src, dst));
         }
       } else {
         const double per_peer = size / nd;
-        for (uint32_t src : g.ranks) {
-          for (uint32_t dst : g.ranks)
+        for (GpuRank src : g.ranks) {
+          for (GpuRank dst : g.ranks)
             b.p2p(src, dst, per_peer, proxy_for(src, dst));
         }
       }

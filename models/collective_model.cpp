@@ -43,7 +43,7 @@ NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
   double inter_total = 0;
   if (!group.domains.empty()) {
     std::set<topologies::NodeId> nics;
-    for (uint32_t r : group.domains.front()) {
+    for (topologies::GpuRank r : group.domains.front()) {
       if (t.gpu_nic(r) != topologies::kNoNode) nics.insert(t.gpu_nic(r));
     }
     for (topologies::NodeId nic : nics) {
@@ -60,7 +60,7 @@ NcclCommShape comm_shape(const System& system, const CollectiveProfile& profile,
   // 96 from SM100): many NICs per node (an NVL72 rack's 72) do not make one channel faster.
   double nic_max = 0;
   if (!group.domains.empty()) {
-    for (uint32_t r : group.domains.front()) {
+    for (topologies::GpuRank r : group.domains.front()) {
       const topologies::NodeId nic = t.gpu_nic(r);
       if (nic == topologies::kNoNode) continue;
       for (topologies::LinkId l : t.out_links(nic)) {

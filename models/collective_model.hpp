@@ -22,11 +22,11 @@ std::string_view to_string(Backend b);
 
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::all_reduce;
-  double size_bytes = 0;               ///< nccl-tests "size"
-  std::vector<uint32_t> ranks;         ///< group members (global GPU ranks)
-  std::optional<Algorithm> algorithm;  ///< like NCCL_ALGO
-  std::optional<Protocol> protocol;    ///< like NCCL_PROTO
-  bool collnet = false;                ///< like NCCL_COLLNET_ENABLE (needs SHARP switches)
+  double size_bytes = 0;                   ///< nccl-tests "size"
+  std::vector<topologies::GpuRank> ranks;  ///< group members
+  std::optional<Algorithm> algorithm;      ///< like NCCL_ALGO
+  std::optional<Protocol> protocol;        ///< like NCCL_PROTO
+  bool collnet = false;                    ///< like NCCL_COLLNET_ENABLE (needs SHARP switches)
 };
 
 struct PlannedCollective {

@@ -100,7 +100,8 @@ TEST_CASE("flow and analytical backends agree where nothing contends",
   }
   // Across domains with one GPU each (TP=8-style DP groups) every GPU has its own NIC and rail.
   const System cluster = make_system("dgx-h100", 256);
-  const GroupLayout dp = make_group_layout(*cluster.topology, {0, 8, 16, 24, 32, 40, 48, 56});
+  const GroupLayout dp = make_group_layout(
+      *cluster.topology, sim::ids_of<topologies::GpuRank>({0, 8, 16, 24, 32, 40, 48, 56}));
   CHECK(dp.ppn == 1);
   const CollectiveProfile profile = default_collective_profile(cluster.gpu);
   topologies::Router router(*cluster.topology, topologies::RoutingStrategy::ecmp);

@@ -11,6 +11,7 @@
 #include "models/collective_op.hpp"
 #include "sim/network.hpp"
 #include "sim/units.hpp"
+#include "topologies/graph.hpp"
 
 namespace fabricsim::models {
 
@@ -22,10 +23,10 @@ struct Transfer {
     route,        ///< an explicit route (in-network reduction tree edges)
   };
   Kind kind = Kind::p2p;
-  uint32_t src = 0;  ///< global GPU rank
-  uint32_t dst = 0;  ///< global GPU rank
-  /// Rank whose NIC carries a cross-domain transfer (PXN proxy); UINT32_MAX = src's own NIC.
-  uint32_t proxy = UINT32_MAX;
+  topologies::GpuRank src;
+  topologies::GpuRank dst;
+  /// Rank whose NIC carries a cross-domain transfer (PXN proxy); none = src's own NIC.
+  topologies::GpuRank proxy;
   double bytes = 0;         ///< payload bytes of one transfer
   double multiplicity = 1;  ///< identical transfers merged into this one
   sim::Route route;         ///< for Kind::route

@@ -6,10 +6,11 @@
 
 namespace fabricsim::models {
 
-GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<uint32_t> ranks) {
+GroupLayout make_group_layout(const topologies::Topology& topology,
+                              std::vector<topologies::GpuRank> ranks) {
   GroupLayout g;
   std::map<int, size_t> index;
-  for (uint32_t r : ranks) {
+  for (topologies::GpuRank r : ranks) {
     const int d = topology.domain_of_rank(r);
     const auto [it, inserted] = index.emplace(d, g.domains.size());
     if (inserted) g.domains.emplace_back();
@@ -29,9 +30,11 @@ GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<
   return g;
 }
 
-std::vector<uint32_t> first_ranks(int n) {
-  std::vector<uint32_t> out(static_cast<size_t>(n));
-  std::iota(out.begin(), out.end(), 0u);
+std::vector<topologies::GpuRank> first_ranks(int n) {
+  std::vector<topologies::GpuRank> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    out.push_back(topologies::GpuRank::at(static_cast<size_t>(r)));
   return out;
 }
 

@@ -10,18 +10,19 @@
 namespace fabricsim::models {
 
 struct GroupLayout {
-  std::vector<uint32_t> ranks;                 ///< members, global GPU ranks
-  std::vector<std::vector<uint32_t>> domains;  ///< members per scale-up domain, in rank order
-  int ppn = 1;                                 ///< members per domain (largest)
-  int min_ppn = 1;                             ///< members of the smallest domain
-  bool uniform = true;                         ///< every domain has ppn members
+  std::vector<topologies::GpuRank> ranks;                 ///< members
+  std::vector<std::vector<topologies::GpuRank>> domains;  ///< members per scale-up domain, in order
+  int ppn = 1;                                            ///< members per domain (largest)
+  int min_ppn = 1;                                        ///< members of the smallest domain
+  bool uniform = true;                                    ///< every domain has ppn members
   int size() const { return static_cast<int>(ranks.size()); }
   int domain_count() const { return static_cast<int>(domains.size()); }
 };
 
 /// Groups `ranks` by scale-up domain (domains in order of first appearance).
-GroupLayout make_group_layout(const topologies::Topology& topology, std::vector<uint32_t> ranks);
+GroupLayout make_group_layout(const topologies::Topology& topology,
+                              std::vector<topologies::GpuRank> ranks);
 /// Ranks 0..n-1 of the topology.
-std::vector<uint32_t> first_ranks(int n);
+std::vector<topologies::GpuRank> first_ranks(int n);
 
 }  // namespace fabricsim::models

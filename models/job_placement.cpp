@@ -13,6 +13,7 @@
 namespace fabricsim::models {
 namespace {
 
+using topologies::GpuRank;
 using topologies::LinkId;
 using topologies::NodeId;
 using topologies::NodeKind;
@@ -116,7 +117,8 @@ class Allocator {
         domain_free_(topology.domain_count(), 0),
         group_free_(static_cast<size_t>(locality_.leaf_groups.units), 0),
         free_(static_cast<int>(topology.gpu_count())) {
-    for (size_t r = 0; r < topology.gpu_count(); ++r) {
+    for (size_t i = 0; i < topology.gpu_count(); ++i) {
+      const GpuRank r = GpuRank::at(i);
       ++domain_free_[static_cast<size_t>(topology.domain_of_rank(r))];
       ++group_free_[static_cast<size_t>(group_of_rank(r))];
     }
@@ -143,9 +145,9 @@ class Allocator {
   }
 
   bool is_free(const Block& block, int b) const {
-    const std::vector<uint32_t>& ranks = topology_.domain_ranks(block.domain);
+    const std::vector<GpuRank>& ranks = topology_.domain_ranks(block.domain);
     for (int i = 0; i < b; ++i) {
-      if (used_[ranks[block.first + static_cast<uint32_t>(i)]]) return false;
+      if (used_[ranks[block.first + static_cast<uint32_t>(i)].index()]) return false;
     }
     return true;
   }
@@ -201,19 +203,19 @@ class Allocator {
   }
 
  private:
-  int server_of_rank(size_t r) const { return topology_.node(topology_.gpu(r)).server; }
-  int group_of_rank(size_t r) const {
+  int server_of_rank(GpuRank r) const { return topology_.node(topology_.gpu(r)).server; }
+  int group_of_rank(GpuRank r) const {
     return locality_.leaf_groups.unit_of_server[static_cast<size_t>(server_of_rank(r))];
   }
-  uint32_t rank_in(const Block& block, int i) const {
+  GpuRank rank_in(const Block& block, int i) const {
     return topology_.domain_ranks(block.domain)[block.first + static_cast<uint32_t>(i)];
   }
 
   // Marks the block used and appends its ranks, in topology order, to the job.
   void take(const Block& block, int b, JobAllocation& out) {
     for (int i = 0; i < b; ++i) {
-      const uint32_t r = rank_in(block, i);
-      used_[r] = true;
+      const GpuRank r = rank_in(block, i);
+      used_[r.index()] = true;
       --domain_free_[static_cast<size_t>(block.domain)];
       --group_free_[static_cast<size_t>(group_of_rank(r))];
       out.gpus.push_back(r);
@@ -316,7 +318,7 @@ class Allocator {
 
   void count_touched(JobAllocation& out) const {
     std::set<int> servers, domains, groups;
-    for (uint32_t r : out.gpus) {
+    for (GpuRank r : out.gpus) {
       servers.insert(server_of_rank(r));
       domains.insert(topology_.domain_of_rank(r));
       groups.insert(group_of_rank(r));
@@ -434,10 +436,14 @@ PlacementResult place_jobs(const topologies::Topology& topology, std::span<const
 nlohmann::json placement_to_json(const PlacementResult& result) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const JobAllocation& job : result.jobs) {
-    nlohmann::json j = {
-        {"name", job.name},       {"gpus", job.requested_gpus},    {"block_gpus", job.block_gpus},
-        {"placed", job.placed()}, {"gpu_ranks", job.gpus},         {"servers", job.servers},
-        {"domains", job.domains}, {"leaf_groups", job.leaf_groups}};
+    nlohmann::json j = {{"name", job.name},
+                        {"gpus", job.requested_gpus},
+                        {"block_gpus", job.block_gpus},
+                        {"placed", job.placed()},
+                        {"gpu_ranks", sim::id_values(job.gpus)},
+                        {"servers", job.servers},
+                        {"domains", job.domains},
+                        {"leaf_groups", job.leaf_groups}};
     if (!job.placed()) j["reason"] = job.reason;
     jobs.push_back(std::move(j));
   }

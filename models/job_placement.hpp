@@ -38,7 +38,7 @@ struct JobAllocation {
   int requested_gpus = 0;
   int block_gpus = 1;
   /// Job rank r runs on topology rank gpus[r] (Topology::gpu order); empty when not placed.
-  std::vector<uint32_t> gpus;
+  std::vector<topologies::GpuRank> gpus;
   std::string reason;  ///< why not placed (empty when placed), a full sentence with numbers
   int servers = 0, domains = 0, leaf_groups = 0;  ///< how many of each the job touches
   bool placed() const { return !gpus.empty(); }

@@ -12,6 +12,7 @@
 
 using namespace fabricsim;
 using namespace fabricsim::models;
+using topologies::GpuRank;
 
 namespace {
 
@@ -19,9 +20,10 @@ topologies::Topology cluster(const char* system, int gpus) {
   return topologies::build_cluster(topologies::find_system(system)->make(gpus));
 }
 
-std::vector<uint32_t> iota_ranks(uint32_t first, uint32_t count) {
-  std::vector<uint32_t> out(count);
-  std::iota(out.begin(), out.end(), first);
+std::vector<GpuRank> iota_ranks(uint32_t first, uint32_t count) {
+  std::vector<GpuRank> out;
+  for (uint32_t r = first; r < first + count; ++r)
+    out.push_back(GpuRank(r));
   return out;
 }
 
@@ -37,7 +39,7 @@ std::vector<int> leaf_groups_touched(const PlacementResult& r) {
 void check_invariants(const topologies::Topology& t, std::span<const JobRequest> mix,
                       const PlacementResult& r) {
   REQUIRE(r.jobs.size() == mix.size());
-  std::set<uint32_t> taken;
+  std::set<GpuRank> taken;
   int allocated = 0, capacity = 0, fragmentation = 0;
   for (size_t i = 0; i < mix.size(); ++i) {
     const JobAllocation& job = r.jobs[i];
@@ -54,7 +56,7 @@ void check_invariants(const topologies::Topology& t, std::span<const JobRequest>
     std::set<int> servers, domains;
     for (size_t k = 0; k < job.gpus.size(); k += static_cast<size_t>(b)) {
       const int d = t.domain_of_rank(job.gpus[k]);
-      const std::vector<uint32_t>& ranks = t.domain_ranks(d);
+      const std::vector<GpuRank>& ranks = t.domain_ranks(d);
       const auto at = std::find(ranks.begin(), ranks.end(), job.gpus[k]) - ranks.begin();
       CHECK(at % b == 0);  // aligned
       for (int m = 0; m < b; ++m) {
@@ -62,7 +64,7 @@ void check_invariants(const topologies::Topology& t, std::span<const JobRequest>
         CHECK(job.gpus[k + static_cast<size_t>(m)] == ranks[static_cast<size_t>(at + m)]);
       }
     }
-    for (uint32_t g : job.gpus) {
+    for (GpuRank g : job.gpus) {
       CHECK(taken.insert(g).second);
       servers.insert(t.node(t.gpu(g)).server);
       domains.insert(t.domain_of_rank(g));
@@ -81,8 +83,8 @@ void check_invariants(const topologies::Topology& t, std::span<const JobRequest>
   CHECK(r.stranded_gpus <= r.idle_gpus);
   int whole = 0;
   for (size_t d = 0; d < t.domain_count(); ++d) {
-    const std::vector<uint32_t>& ranks = t.domain_ranks(static_cast<int>(d));
-    whole += std::none_of(ranks.begin(), ranks.end(), [&](uint32_t g) { return taken.count(g); });
+    const std::vector<GpuRank>& ranks = t.domain_ranks(static_cast<int>(d));
+    whole += std::none_of(ranks.begin(), ranks.end(), [&](GpuRank g) { return taken.count(g); });
   }
   CHECK(r.free_domains == whole);
 }
@@ -199,10 +201,10 @@ TEST_CASE("placement: leaf groups touched by packed, spread and topology-aware",
     CHECK(leaf_groups_touched(spread) == std::vector<int>{2, 2, 2, 2});
     CHECK(leaf_groups_touched(aware) == std::vector<int>{1, 1, 1, 1});
     // Spread alternates the leaf groups block by block: servers 0, 32, 1, 33, ...
-    const std::vector<uint32_t>& a = spread.jobs[0].gpus;
-    CHECK(std::vector<uint32_t>(a.begin(), a.begin() + 8) == iota_ranks(0, 8));
-    CHECK(std::vector<uint32_t>(a.begin() + 8, a.begin() + 16) == iota_ranks(256, 8));
-    CHECK(std::vector<uint32_t>(a.begin() + 16, a.begin() + 24) == iota_ranks(8, 8));
+    const std::vector<GpuRank>& a = spread.jobs[0].gpus;
+    CHECK(std::vector<GpuRank>(a.begin(), a.begin() + 8) == iota_ranks(0, 8));
+    CHECK(std::vector<GpuRank>(a.begin() + 8, a.begin() + 16) == iota_ranks(256, 8));
+    CHECK(std::vector<GpuRank>(a.begin() + 16, a.begin() + 24) == iota_ranks(8, 8));
     CHECK(spread.jobs[0].servers == 8);
   }
   {

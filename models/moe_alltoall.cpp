@@ -128,7 +128,7 @@ MoeLinkRates moe_link_rates(const System& system, const GroupLayout& group) {
   if (group.domains.empty()) return rates;
   const auto& domain = group.domains.front();
   std::set<topologies::NodeId> nics;
-  for (uint32_t r : domain) {
+  for (topologies::GpuRank r : domain) {
     if (t.gpu_nic(r) != topologies::kNoNode) nics.insert(t.gpu_nic(r));
   }
   double total = 0;

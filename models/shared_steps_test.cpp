@@ -46,16 +46,17 @@ Job dp_job(const System& system) {
 }
 
 /// The GPUs of `servers` (8 per server), in order.
-std::vector<uint32_t> on_servers(std::initializer_list<uint32_t> servers) {
-  std::vector<uint32_t> gpus;
+std::vector<topologies::GpuRank> on_servers(std::initializer_list<uint32_t> servers) {
+  std::vector<topologies::GpuRank> gpus;
   for (uint32_t s : servers) {
     for (uint32_t g = 0; g < 8; ++g)
-      gpus.push_back(s * 8 + g);
+      gpus.push_back(topologies::GpuRank(s * 8 + g));
   }
   return gpus;
 }
 
-SharedJob shared(const Job& j, std::vector<uint32_t> gpus, Backend backend = Backend::flow) {
+SharedJob shared(const Job& j, std::vector<topologies::GpuRank> gpus,
+                 Backend backend = Backend::flow) {
   SharedJob s{&j.workload, &j.plan, {}};
   s.options.backend = backend;
   s.options.gpus = std::move(gpus);

@@ -14,7 +14,7 @@ StepCache::StepCache(const System& system, const CollectiveProfile& profile,
       capacities_(link_capacities(system, profile)),
       usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
 
-std::shared_ptr<const Schedule> StepCache::collective(const std::vector<uint32_t>& group,
+std::shared_ptr<const Schedule> StepCache::collective(const std::vector<topologies::GpuRank>& group,
                                                       CollectiveOp op, double bytes) {
   auto key = std::make_tuple(static_cast<int>(op), bytes, group);
   auto it = collectives_.find(key);
@@ -29,7 +29,8 @@ std::shared_ptr<const Schedule> StepCache::collective(const std::vector<uint32_t
   return schedule;
 }
 
-std::shared_ptr<const Schedule> StepCache::p2p(uint32_t from, uint32_t to, double bytes) {
+std::shared_ptr<const Schedule> StepCache::p2p(topologies::GpuRank from, topologies::GpuRank to,
+                                               double bytes) {
   const auto key = std::make_tuple(from, to, bytes);
   auto it = p2p_.find(key);
   if (it != p2p_.end()) return it->second;
@@ -71,9 +72,9 @@ const std::vector<std::vector<PipelineTask>>& StepCache::pipeline(int pp, int vp
   return it->second;
 }
 
-bool StepCache::spans_domains(const std::vector<uint32_t>& group) const {
+bool StepCache::spans_domains(const std::vector<topologies::GpuRank>& group) const {
   const auto d = system_.topology->domain_of_rank(group.front());
-  for (uint32_t r : group) {
+  for (topologies::GpuRank r : group) {
     if (system_.topology->domain_of_rank(r) != d) return true;
   }
   return false;

@@ -42,10 +42,11 @@ class StepCache {
   const sim::IdVector<sim::LinkId, sim::LinkCapacity>& capacities() const { return capacities_; }
 
   /// The schedule NCCL's tuner picks for `op` of `bytes` over `group` (cached).
-  std::shared_ptr<const Schedule> collective(const std::vector<uint32_t>& group, CollectiveOp op,
-                                             double bytes);
+  std::shared_ptr<const Schedule> collective(const std::vector<topologies::GpuRank>& group,
+                                             CollectiveOp op, double bytes);
   /// A point-to-point send of `bytes` from GPU `from` to GPU `to` (cached).
-  std::shared_ptr<const Schedule> p2p(uint32_t from, uint32_t to, double bytes);
+  std::shared_ptr<const Schedule> p2p(topologies::GpuRank from, topologies::GpuRank to,
+                                      double bytes);
   /// Duration of a schedule of this cache alone on the fabric (cached per schedule).
   sim::Time isolated_time(const std::shared_ptr<const Schedule>& schedule);
 
@@ -53,7 +54,7 @@ class StepCache {
   const std::vector<std::vector<PipelineTask>>& pipeline(int pp, int vp, int microbatches);
 
   /// Whether the GPUs of `group` sit in more than one scale-up domain.
-  bool spans_domains(const std::vector<uint32_t>& group) const;
+  bool spans_domains(const std::vector<topologies::GpuRank>& group) const;
 
  private:
   const System& system_;
@@ -62,9 +63,12 @@ class StepCache {
   topologies::Router router_;
   sim::IdVector<sim::LinkId, sim::LinkCapacity> capacities_;
   sim::IdVector<sim::LinkId, double> usable_;
-  std::map<std::tuple<int, double, std::vector<uint32_t>>, std::shared_ptr<const Schedule>>
+  std::map<std::tuple<int, double, std::vector<topologies::GpuRank>>,
+           std::shared_ptr<const Schedule>>
       collectives_;
-  std::map<std::tuple<uint32_t, uint32_t, double>, std::shared_ptr<const Schedule>> p2p_;
+  std::map<std::tuple<topologies::GpuRank, topologies::GpuRank, double>,
+           std::shared_ptr<const Schedule>>
+      p2p_;
   std::unordered_map<const Schedule*, sim::Time> durations_;
   std::map<std::tuple<int, int, int>, std::vector<std::vector<PipelineTask>>> pipelines_;
 };

@@ -57,11 +57,11 @@ void Communicator::collective(int rank, GroupKind kind, CollectiveOp op, double 
     simulation_.schedule_in(collective_time(rank, kind, op, bytes), std::move(done));
     return;
   }
-  std::vector<std::vector<uint32_t>> instances;
-  std::vector<uint32_t> own = group(kind, rank);
+  std::vector<std::vector<topologies::GpuRank>> instances;
+  std::vector<topologies::GpuRank> own = group(kind, rank);
   if (reduce && cache_.spans_domains(own)) {
     for (auto& g : placement_.stage_groups(kind, placement_.coordinates(rank).pp))
-      instances.push_back(on_gpus(std::move(g)));
+      instances.push_back(on_gpus(g));
   } else {
     instances.push_back(std::move(own));
   }

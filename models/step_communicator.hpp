@@ -48,7 +48,7 @@ class Communicator {
   /// `runner` is null on the analytical backend; `gpus` maps job ranks to topology ranks (empty:
   /// rank r runs on GPU r).
   Communicator(sim::Simulation& simulation, StepCache& cache, const Placement& placement,
-               const std::vector<uint32_t>& gpus, CollectiveRunner* runner)
+               const std::vector<topologies::GpuRank>& gpus, CollectiveRunner* runner)
       : simulation_(simulation),
         cache_(cache),
         placement_(placement),
@@ -58,12 +58,13 @@ class Communicator {
   bool flow() const { return runner_ != nullptr; }
 
   /// The topology rank job rank `rank` runs on.
-  uint32_t gpu(int rank) const {
-    return gpus_.empty() ? static_cast<uint32_t>(rank) : gpus_[static_cast<size_t>(rank)];
+  topologies::GpuRank gpu(int rank) const {
+    return gpus_.empty() ? topologies::GpuRank::at(static_cast<size_t>(rank))
+                         : gpus_[static_cast<size_t>(rank)];
   }
   /// `rank`'s group of `kind` as topology ranks (built once per kind and rank: a step asks for
   /// the same few groups for every distinct collective of every simulated rank).
-  const std::vector<uint32_t>& group(GroupKind kind, int rank) {
+  const std::vector<topologies::GpuRank>& group(GroupKind kind, int rank) {
     auto [it, inserted] = groups_.try_emplace({static_cast<int>(kind), rank});
     if (inserted) it->second = on_gpus(placement_.group(kind, rank));
     return it->second;
@@ -93,12 +94,13 @@ class Communicator {
   std::map<std::string, uint64_t> flows_by_group() const;
 
  private:
-  std::vector<uint32_t> on_gpus(std::vector<uint32_t> ranks) const {
-    if (!gpus_.empty()) {
-      for (uint32_t& r : ranks)
-        r = gpus_[r];
-    }
-    return ranks;
+  /// Job ranks as the topology ranks they run on.
+  std::vector<topologies::GpuRank> on_gpus(const std::vector<uint32_t>& ranks) const {
+    std::vector<topologies::GpuRank> out;
+    out.reserve(ranks.size());
+    for (uint32_t r : ranks)
+      out.push_back(gpu(static_cast<int>(r)));
+    return out;
   }
   /// Runs one schedule per instance (counting their flows under `kind`) and calls `done` after
   /// the last.
@@ -108,7 +110,7 @@ class Communicator {
   sim::Simulation& simulation_;
   StepCache& cache_;
   const Placement& placement_;
-  const std::vector<uint32_t>& gpus_;
+  const std::vector<topologies::GpuRank>& gpus_;
   CollectiveRunner* runner_;
   std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
   struct KeyHash {
@@ -120,7 +122,8 @@ class Communicator {
   };
   std::unordered_map<std::tuple<int, int, double, int>, sim::Time, KeyHash> by_rank_;
   std::map<std::tuple<int, double, bool, bool>, sim::Time> moe_by_rank_;
-  std::map<std::pair<int, int>, std::vector<uint32_t>> groups_;  ///< (kind, rank) -> group
+  std::map<std::pair<int, int>, std::vector<topologies::GpuRank>>
+      groups_;  ///< (kind, rank) -> group
 };
 
 }  // namespace fabricsim::models

@@ -896,10 +896,10 @@ void check_job(const System& system, const ParallelPlan& plan, const StepOptions
     throw std::invalid_argument(
         fmt::format("StepOptions::gpus maps {} ranks, the plan has {}", options.gpus.size(), n));
   }
-  for (uint32_t g : options.gpus) {
-    if (g >= system.topology->gpu_count())
-      throw std::invalid_argument(
-          fmt::format("StepOptions::gpus names GPU {} of {}", g, system.topology->gpu_count()));
+  for (topologies::GpuRank g : options.gpus) {
+    if (g.index() >= system.topology->gpu_count())
+      throw std::invalid_argument(fmt::format("StepOptions::gpus names GPU {} of {}", g.value(),
+                                              system.topology->gpu_count()));
   }
 }
 
@@ -1125,7 +1125,7 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
       throw std::invalid_argument("simulate_shared_steps: every job needs its GPUs");
     }
     for (size_t r = 0; r < static_cast<size_t>(job.plan->gpus()); ++r) {
-      int& o = owner[job.options.gpus.empty() ? r : job.options.gpus[r]];
+      int& o = owner[job.options.gpus.empty() ? r : job.options.gpus[r].index()];
       if (o >= 0) {
         throw std::invalid_argument(
             fmt::format("simulate_shared_steps: jobs {} and {} share a GPU", o, k));

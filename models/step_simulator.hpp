@@ -44,7 +44,7 @@ struct StepOptions {
   std::vector<double> compute_slowdown;
   /// Per rank (empty: rank r runs on GPU r): the topology rank (Topology::gpu order) it runs on,
   /// a job's placement on a shared cluster (models/job_placement).
-  std::vector<uint32_t> gpus;
+  std::vector<topologies::GpuRank> gpus;
   /// Flow backend only (std::invalid_argument on the analytical one): link degradations and
   /// repairs during the step, applied in time order (models/straggler_model: slow links).
   std::vector<LinkChange> link_changes;

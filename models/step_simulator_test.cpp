@@ -443,10 +443,11 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
   const StepResult r = simulate_step(system, profile, w, s.plan, options, &cache);
 
   const Placement placement(s.plan, s.gpus);
-  const std::vector<uint32_t> dp = placement.group(GroupKind::dp, 0);
-  const std::vector<uint32_t> edp = placement.group(GroupKind::edp, 0);
+  // One job on the whole cluster: its ranks are the topology's.
+  const auto dp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::dp, 0));
+  const auto edp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::edp, 0));
   REQUIRE(dp.size() == 16);
-  REQUIRE(edp == std::vector<uint32_t>{0, 8});
+  REQUIRE(edp == sim::ids_of<topologies::GpuRank>({0, 8}));
   sim::Time expected;
   double expert_bytes = 0;
   for (const ChunkWork& chunk : w.stages[0].chunks) {

@@ -63,7 +63,7 @@ std::vector<double> rank_slowdowns(const StragglerSpec& spec, int gpus, int gpus
 }
 
 std::vector<sim::LinkId> nic_links(const topologies::Topology& t, int rank) {
-  const topologies::NodeId nic = t.gpu_nic(static_cast<size_t>(rank));
+  const topologies::NodeId nic = t.gpu_nic(topologies::GpuRank::at(static_cast<size_t>(rank)));
   if (nic == topologies::kNoNode) {
     throw std::invalid_argument("GPU " + std::to_string(rank) + " has no NIC");
   }

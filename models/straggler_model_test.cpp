@@ -54,7 +54,7 @@ TEST_CASE("stragglers: a slow link divides the bandwidth of one NIC's network li
   const topologies::Topology t = topologies::build_cluster(spec);
   const topologies::Topology slow = with_slow_nic_links(t, {{3, 4.0}});
   REQUIRE(slow.link_count() == t.link_count());
-  const topologies::NodeId nic = t.gpu_nic(3);
+  const topologies::NodeId nic = t.gpu_nic(topologies::GpuRank(3));
   int changed = 0;
   for (size_t i = 0; i < t.link_count(); ++i) {
     const topologies::Link& a = t.link(static_cast<topologies::LinkId>(i));

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -48,6 +49,35 @@ class IdVector : public std::vector<T> {
   T& at(IdT id) { return std::vector<T>::at(id.index()); }
   const T& at(IdT id) const { return std::vector<T>::at(id.index()); }
 };
+
+/// The integers of a list of ids (for output and for tests that spell ids as numbers).
+template <class IdT>
+std::vector<typename IdT::Rep> id_values(const std::vector<IdT>& ids) {
+  std::vector<typename IdT::Rep> out;
+  out.reserve(ids.size());
+  for (IdT id : ids)
+    out.push_back(id.value());
+  return out;
+}
+
+/// Ids from their integers.
+template <class IdT>
+std::vector<IdT> ids_of(std::initializer_list<typename IdT::Rep> values) {
+  std::vector<IdT> out;
+  out.reserve(values.size());
+  for (auto v : values)
+    out.push_back(IdT(v));
+  return out;
+}
+
+template <class IdT>
+std::vector<IdT> ids_of(const std::vector<typename IdT::Rep>& values) {
+  std::vector<IdT> out;
+  out.reserve(values.size());
+  for (auto v : values)
+    out.push_back(IdT(v));
+  return out;
+}
 
 }  // namespace fabricsim::sim
 

@@ -73,7 +73,7 @@ TopologySummary summarize(const Topology& t) {
   // A single switch is a crossbar: half the NICs can send to the other half at line rate.
   s.scale_out_bisection_gbytes_per_s = tiers.empty() ? 0 : injection / 2 * ratio;
   // Per-GPU bandwidth from GPU 0's links (every preset is uniform).
-  const NodeId g0 = t.gpu(0);
+  const NodeId g0 = t.gpu(GpuRank(0));
   for (LinkId l : t.out_links(g0)) {
     if (t.link(l).kind == LinkKind::nvlink)
       s.scale_up_gbytes_per_s_per_gpu += t.link(l).bandwidth.gbytes_per_s();

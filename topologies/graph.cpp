@@ -163,7 +163,7 @@ Topology TopologyBuilder::build() && {
   }
   t.domain_ranks_.assign(static_cast<size_t>(max_domain + 1), {});
   for (size_t r = 0; r < t.gpus_.size(); ++r) {
-    t.domain_ranks_[t.nodes_[t.gpus_[r]].domain].push_back(static_cast<uint32_t>(r));
+    t.domain_ranks_[t.nodes_[t.gpus_[r]].domain].push_back(GpuRank::at(r));
   }
   for (size_t d = 0; d < t.domain_ranks_.size(); ++d) {
     if (t.domain_ranks_[d].empty()) {

@@ -21,6 +21,9 @@ using NodeId = sim::Id<struct NodeTag>;
 /// it is not part of a bundle (resource_of).
 using LinkId = sim::LinkId;
 inline constexpr NodeId kNoNode = NodeId::none();
+/// A GPU by its place in the cluster's rank order (server-major, local index minor): what
+/// collectives, routes and placements name. A job's own ranks map onto these (placement).
+using GpuRank = sim::Id<struct GpuRankTag>;
 
 enum class NodeKind : uint8_t { gpu, nvswitch, nic, pcie_switch, host, switch_ };
 enum class LinkKind : uint8_t { nvlink, pcie, network };
@@ -87,16 +90,16 @@ class Topology {
   LinkId link_between(NodeId a, NodeId b) const;
 
   /// GPUs in rank order (server-major, local index minor).
-  const std::vector<NodeId>& gpus() const { return gpus_; }
+  const sim::IdVector<GpuRank, NodeId>& gpus() const { return gpus_; }
   size_t gpu_count() const { return gpus_.size(); }
-  NodeId gpu(size_t rank) const { return gpus_[rank]; }
+  NodeId gpu(GpuRank rank) const { return gpus_[rank]; }
   /// NICs of the server a GPU sits in, in local order, and the NIC the GPU uses by default
   /// (nearest on PCIe); kNoNode when the GPU has no NIC.
   const std::vector<NodeId>& server_nics(int server) const { return server_nics_[server]; }
-  NodeId gpu_nic(size_t rank) const { return gpu_nic_[rank]; }
+  NodeId gpu_nic(GpuRank rank) const { return gpu_nic_[rank]; }
   /// GPUs of the same scale-up domain, in rank order.
-  const std::vector<uint32_t>& domain_ranks(int domain) const { return domain_ranks_[domain]; }
-  int domain_of_rank(size_t rank) const { return nodes_[gpus_[rank]].domain; }
+  const std::vector<GpuRank>& domain_ranks(int domain) const { return domain_ranks_[domain]; }
+  int domain_of_rank(GpuRank rank) const { return nodes_[gpus_[rank]].domain; }
   size_t domain_count() const { return domain_ranks_.size(); }
   size_t server_count() const { return server_nics_.size(); }
 
@@ -143,10 +146,10 @@ class Topology {
   sim::IdVector<LinkId, Link> links_;
   sim::IdVector<NodeId, uint32_t> out_offsets_;  // CSR over links sorted by source
   std::vector<LinkId> out_ids_;
-  std::vector<NodeId> gpus_;
-  std::vector<NodeId> gpu_nic_;
+  sim::IdVector<GpuRank, NodeId> gpus_;
+  sim::IdVector<GpuRank, NodeId> gpu_nic_;
   std::vector<std::vector<NodeId>> server_nics_;
-  std::vector<std::vector<uint32_t>> domain_ranks_;
+  std::vector<std::vector<GpuRank>> domain_ranks_;
   std::vector<std::vector<LinkId>> bundles_;
   sim::IdVector<LinkId, uint32_t> bundle_of_;
 };

@@ -76,12 +76,12 @@ struct Router::Accumulator {
 Router::Router(const Topology& topology, RoutingStrategy strategy, uint64_t seed)
     : topology_(topology), strategy_(strategy), seed_(seed) {
   for (size_t r = 0; r < topology.gpu_count(); ++r) {
-    const NodeId nic = topology.gpu_nic(r);
-    if (nic != kNoNode) nic_owner_.emplace(nic, static_cast<uint32_t>(r));
+    const NodeId nic = topology.gpu_nic(GpuRank::at(r));
+    if (nic != kNoNode) nic_owner_.emplace(nic, GpuRank::at(r));
   }
 }
 
-bool Router::same_domain(uint32_t a, uint32_t b) const {
+bool Router::same_domain(GpuRank a, GpuRank b) const {
   return topology_.domain_of_rank(a) == topology_.domain_of_rank(b);
 }
 
@@ -94,20 +94,20 @@ bool Router::shares_pcie_switch(NodeId gpu, NodeId nic) const {
   return false;
 }
 
-uint32_t Router::nic_owner(NodeId nic) const {
+GpuRank Router::nic_owner(NodeId nic) const {
   const auto it = nic_owner_.find(nic);
-  return it == nic_owner_.end() ? UINT32_MAX : it->second;
+  return it == nic_owner_.end() ? GpuRank::none() : it->second;
 }
 
-const sim::Route& Router::route(uint32_t src, uint32_t dst) {
-  const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+const sim::Route& Router::route(GpuRank src, GpuRank dst) {
+  const uint64_t key = (uint64_t{src.value()} << 32) | dst.value();
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, compute(src, dst, UINT32_MAX)).first->second;
+  return cache_.emplace(key, compute(src, dst, GpuRank::none())).first->second;
 }
 
-const sim::Route& Router::route_via(uint32_t src, uint32_t proxy, uint32_t dst) {
-  if (proxy == UINT32_MAX || proxy == src) return route(src, dst);
+const sim::Route& Router::route_via(GpuRank src, GpuRank proxy, GpuRank dst) {
+  if (!proxy.valid() || proxy == src) return route(src, dst);
   const auto key = std::make_tuple(src, proxy, dst);
   auto it = proxied_.find(key);
   if (it != proxied_.end()) return it->second;
@@ -116,7 +116,7 @@ const sim::Route& Router::route_via(uint32_t src, uint32_t proxy, uint32_t dst) 
 
 /// A GPU's NVLink lanes to its scale-up switches, each carrying its share of the GPU's NVLink
 /// bandwidth: towards the switches (`up`) or back from them.
-sim::Route Router::domain_switch_route(uint32_t rank, bool up) const {
+sim::Route Router::domain_switch_route(GpuRank rank, bool up) const {
   Accumulator acc;
   const NodeId g = topology_.gpu(rank);
   double total = 0;
@@ -134,11 +134,11 @@ sim::Route Router::domain_switch_route(uint32_t rank, bool up) const {
                     sim::Time::from_ps(static_cast<int64_t>(acc.latency_ps))};
 }
 
-sim::Route Router::to_domain_switch(uint32_t rank) const {
+sim::Route Router::to_domain_switch(GpuRank rank) const {
   return domain_switch_route(rank, true);
 }
 
-sim::Route Router::from_domain_switch(uint32_t rank) const {
+sim::Route Router::from_domain_switch(GpuRank rank) const {
   return domain_switch_route(rank, false);
 }
 
@@ -230,12 +230,12 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   return !frontier.empty();
 }
 
-Router::AggregationTree Router::aggregation_tree(const std::vector<uint32_t>& ranks) const {
+Router::AggregationTree Router::aggregation_tree(const std::vector<GpuRank>& ranks) const {
   const Topology& t = topology_;
   AggregationTree tree;
   std::vector<NodeId> leaves;
-  std::vector<std::pair<uint32_t, NodeId>> nic_of;
-  for (uint32_t r : ranks) {
+  std::vector<std::pair<GpuRank, NodeId>> nic_of;
+  for (GpuRank r : ranks) {
     const NodeId nic = t.gpu_nic(r);
     if (nic == kNoNode) return {};
     NodeId leaf = kNoNode;
@@ -341,7 +341,7 @@ bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   return true;
 }
 
-sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
+sim::Route Router::compute(GpuRank src, GpuRank dst, GpuRank proxy) {
   const Topology& t = topology_;
   Accumulator acc;
   if (src == dst) return {};
@@ -374,7 +374,7 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
   const NodeId nic_dst = t.gpu_nic(dst);
   if (nic_src == kNoNode || nic_dst == kNoNode) fail();
   NodeId sender = gs;
-  if (proxy != UINT32_MAX) {
+  if (proxy.valid()) {
     nic_src = t.gpu_nic(proxy);
     if (nic_src == kNoNode) fail();
     if (!shares_pcie_switch(gs, nic_src)) {
@@ -392,8 +392,8 @@ sim::Route Router::compute(uint32_t src, uint32_t dst, uint32_t proxy) {
         break;
       }
     }
-    const uint32_t owner = nic_owner(nic_src);
-    if (owner != UINT32_MAX && owner != src && !shares_pcie_switch(gs, nic_src)) {
+    const GpuRank owner = nic_owner(nic_src);
+    if (owner.valid() && owner != src && !shares_pcie_switch(gs, nic_src)) {
       scale_up(gs, t.gpu(owner));
       sender = t.gpu(owner);
     }

@@ -42,11 +42,11 @@ class Router {
   /// Route from GPU rank `src` to GPU rank `dst` (cached), over network resources (links, and
   /// the NVLink bundles of Topology::resource_of). Throws std::runtime_error when the graph
   /// offers no path.
-  const sim::Route& route(uint32_t src, uint32_t dst);
+  const sim::Route& route(GpuRank src, GpuRank dst);
   /// Route from GPU rank `src` to GPU rank `dst` (in another domain) leaving through the NIC of
   /// GPU `proxy` (in src's domain): src reaches that NIC over PCIe when it sits under the same
   /// PCIe switch, else over the scale-up fabric first (NCCL's PXN). Cached.
-  const sim::Route& route_via(uint32_t src, uint32_t proxy, uint32_t dst);
+  const sim::Route& route_via(GpuRank src, GpuRank proxy, GpuRank dst);
   /// In-network reduction tree (IB SHARP) for GPUs in different domains: the distinct directed
   /// links from every GPU up to a common root switch (`up`) and back (`down`). Each link carries
   /// the reduced data once.
@@ -54,33 +54,34 @@ class Router {
     std::vector<LinkId> up;
     std::vector<LinkId> down;
   };
-  AggregationTree aggregation_tree(const std::vector<uint32_t>& ranks) const;
+  AggregationTree aggregation_tree(const std::vector<GpuRank>& ranks) const;
   /// The GPU's links into its scale-up switches (NVLS uploads) and back (multicast).
-  sim::Route to_domain_switch(uint32_t rank) const;
-  sim::Route from_domain_switch(uint32_t rank) const;
+  sim::Route to_domain_switch(GpuRank rank) const;
+  sim::Route from_domain_switch(GpuRank rank) const;
   /// Whether GPU `rank` reaches the NIC of GPU `nic_owner` through a single PCIe switch.
-  bool reaches_nic_over_pcie(uint32_t rank, uint32_t nic_owner) const {
+  bool reaches_nic_over_pcie(GpuRank rank, GpuRank nic_owner) const {
     const NodeId nic = topology_.gpu_nic(nic_owner);
     return nic != kNoNode && shares_pcie_switch(topology_.gpu(rank), nic);
   }
   /// Whether GPUs `a` and `b` share a scale-up domain.
-  bool same_domain(uint32_t a, uint32_t b) const;
+  bool same_domain(GpuRank a, GpuRank b) const;
   /// Number of distinct routes computed so far.
   size_t cached_routes() const { return cache_.size(); }
 
  private:
   struct Accumulator;
-  sim::Route compute(uint32_t src, uint32_t dst, uint32_t proxy);
-  sim::Route domain_switch_route(uint32_t rank, bool up) const;
+  sim::Route compute(GpuRank src, GpuRank dst, GpuRank proxy);
+  sim::Route domain_switch_route(GpuRank rank, bool up) const;
   bool updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash, double fraction,
               Accumulator& acc) const;
   bool shortest_path(NodeId src, NodeId dst, Accumulator& acc) const;
-  uint32_t nic_owner(NodeId nic) const;
+  GpuRank nic_owner(NodeId nic) const;
   bool shares_pcie_switch(NodeId gpu, NodeId nic) const;
   struct TupleHash {
-    size_t operator()(const std::tuple<uint32_t, uint32_t, uint32_t>& k) const {
-      return std::hash<uint64_t>()((static_cast<uint64_t>(std::get<0>(k)) << 42) ^
-                                   (static_cast<uint64_t>(std::get<1>(k)) << 21) ^ std::get<2>(k));
+    size_t operator()(const std::tuple<GpuRank, GpuRank, GpuRank>& k) const {
+      return std::hash<uint64_t>()((uint64_t{std::get<0>(k).value()} << 42) ^
+                                   (uint64_t{std::get<1>(k).value()} << 21) ^
+                                   std::get<2>(k).value());
     }
   };
 
@@ -88,8 +89,8 @@ class Router {
   RoutingStrategy strategy_;
   uint64_t seed_;
   std::unordered_map<uint64_t, sim::Route> cache_;
-  std::unordered_map<std::tuple<uint32_t, uint32_t, uint32_t>, sim::Route, TupleHash> proxied_;
-  std::unordered_map<NodeId, uint32_t> nic_owner_;
+  std::unordered_map<std::tuple<GpuRank, GpuRank, GpuRank>, sim::Route, TupleHash> proxied_;
+  std::unordered_map<NodeId, GpuRank> nic_owner_;
 };
 
 }  // namespace fabricsim::topologies

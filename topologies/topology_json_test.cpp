@@ -19,8 +19,8 @@ TEST_CASE("a generated topology survives a JSON round trip", "[topology][json]")
     Router a(original, RoutingStrategy::ecmp, 5);
     Router b(loaded, RoutingStrategy::ecmp, 5);
     for (uint32_t d : {1u, 77u, 300u}) {
-      const auto& ra = a.route(0, d);
-      const auto& rb = b.route(0, d);
+      const auto& ra = a.route(GpuRank(0), GpuRank(d));
+      const auto& rb = b.route(GpuRank(0), GpuRank(d));
       REQUIRE(ra.links.size() == rb.links.size());
       for (size_t i = 0; i < ra.links.size(); ++i)
         CHECK(ra.links[i].link == rb.links[i].link);
