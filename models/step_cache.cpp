@@ -15,13 +15,13 @@ StepCache::StepCache(const System& system, const CollectiveProfile& profile,
       usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
 
 std::shared_ptr<const Schedule> StepCache::collective(const std::vector<topologies::GpuRank>& group,
-                                                      CollectiveOp op, double bytes) {
+                                                      CollectiveOp op, sim::Bytes bytes) {
   auto key = std::make_tuple(static_cast<int>(op), bytes, group);
   auto it = collectives_.find(key);
   if (it != collectives_.end()) return it->second;
   CollectiveRequest request;
   request.op = op;
-  request.size_bytes = bytes;
+  request.size_bytes = bytes.count();
   request.ranks = group;
   request.collnet = collnet_;
   auto schedule = plan_collective(system_, profile_, router_, request).schedule;
@@ -30,7 +30,7 @@ std::shared_ptr<const Schedule> StepCache::collective(const std::vector<topologi
 }
 
 std::shared_ptr<const Schedule> StepCache::p2p(topologies::GpuRank from, topologies::GpuRank to,
-                                               double bytes) {
+                                               sim::Bytes bytes) {
   const auto key = std::make_tuple(from, to, bytes);
   auto it = p2p_.find(key);
   if (it != p2p_.end()) return it->second;
@@ -38,7 +38,7 @@ std::shared_ptr<const Schedule> StepCache::p2p(topologies::GpuRank from, topolog
   s->op = CollectiveOp::sendrecv;
   s->algorithm = Algorithm::direct;
   s->ranks = 2;
-  s->size_bytes = bytes;
+  s->size_bytes = bytes.count();
   const bool same = system_.topology->domain_of_rank(from) == system_.topology->domain_of_rank(to);
   s->latency =
       profile_.launch_overhead +
@@ -47,7 +47,7 @@ std::shared_ptr<const Schedule> StepCache::p2p(topologies::GpuRank from, topolog
   Transfer t;
   t.src = from;
   t.dst = to;
-  t.bytes = bytes;
+  t.bytes = bytes.count();
   phase.transfers.push_back(t);
   s->phases.push_back(std::move(phase));
   p2p_.emplace(key, s);

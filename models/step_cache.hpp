@@ -43,10 +43,10 @@ class StepCache {
 
   /// The schedule NCCL's tuner picks for `op` of `bytes` over `group` (cached).
   std::shared_ptr<const Schedule> collective(const std::vector<topologies::GpuRank>& group,
-                                             CollectiveOp op, double bytes);
+                                             CollectiveOp op, sim::Bytes bytes);
   /// A point-to-point send of `bytes` from GPU `from` to GPU `to` (cached).
   std::shared_ptr<const Schedule> p2p(topologies::GpuRank from, topologies::GpuRank to,
-                                      double bytes);
+                                      sim::Bytes bytes);
   /// Duration of a schedule of this cache alone on the fabric (cached per schedule).
   sim::Time isolated_time(const std::shared_ptr<const Schedule>& schedule);
 
@@ -63,10 +63,10 @@ class StepCache {
   topologies::Router router_;
   sim::IdVector<sim::LinkId, sim::LinkCapacity> capacities_;
   sim::IdVector<sim::LinkId, double> usable_;
-  std::map<std::tuple<int, double, std::vector<topologies::GpuRank>>,
+  std::map<std::tuple<int, sim::Bytes, std::vector<topologies::GpuRank>>,
            std::shared_ptr<const Schedule>>
       collectives_;
-  std::map<std::tuple<topologies::GpuRank, topologies::GpuRank, double>,
+  std::map<std::tuple<topologies::GpuRank, topologies::GpuRank, sim::Bytes>,
            std::shared_ptr<const Schedule>>
       p2p_;
   std::unordered_map<const Schedule*, sim::Time> durations_;

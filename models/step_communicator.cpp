@@ -16,7 +16,7 @@ void JobTraffic::start_flow(const sim::Route& route, sim::FlowRequest request) {
   fabric_.start_flow(route, std::move(request));
 }
 
-Time Communicator::collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes) {
+Time Communicator::collective_time(int rank, GroupKind kind, CollectiveOp op, sim::Bytes bytes) {
   // Keyed by rank, so repeated lookups skip building the group.
   const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
   if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
@@ -51,8 +51,8 @@ Time Communicator::moe_time(int rank, const WorkOp::MoeTokens& m) {
   return t;
 }
 
-void Communicator::collective(int rank, GroupKind kind, CollectiveOp op, double bytes, bool reduce,
-                              Callback done) {
+void Communicator::collective(int rank, GroupKind kind, CollectiveOp op, sim::Bytes bytes,
+                              bool reduce, Callback done) {
   if (!flow()) {
     simulation_.schedule_in(collective_time(rank, kind, op, bytes), std::move(done));
     return;
@@ -71,7 +71,7 @@ void Communicator::collective(int rank, GroupKind kind, CollectiveOp op, double 
   run_all(kind, std::move(schedules), std::move(done));
 }
 
-void Communicator::p2p(int from, int to, double bytes, bool all_instances, Callback done) {
+void Communicator::p2p(int from, int to, sim::Bytes bytes, bool all_instances, Callback done) {
   if (!flow()) {
     simulation_.schedule_in(p2p_time(from, to, bytes), std::move(done));
     return;

@@ -71,24 +71,24 @@ class Communicator {
   }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
-  sim::Time collective_time(int rank, GroupKind kind, CollectiveOp op, double bytes);
+  sim::Time collective_time(int rank, GroupKind kind, CollectiveOp op, sim::Bytes bytes);
 
   /// `rank`'s EP dispatch or combine through DeepEP's normal kernels (models/moe_alltoall): the
   /// same time on both backends; its traffic does not share links with the flows (DeepEP moves
   /// it with its own kernels, off NCCL's channels).
   sim::Time moe_time(int rank, const WorkOp::MoeTokens& m);
 
-  sim::Time p2p_time(int from, int to, double bytes) {
+  sim::Time p2p_time(int from, int to, sim::Bytes bytes) {
     return cache_.isolated_time(cache_.p2p(gpu(from), gpu(to), bytes));
   }
 
   /// Runs `rank`'s collective (and, with reduce, every symmetric instance of its stage).
-  void collective(int rank, GroupKind kind, CollectiveOp op, double bytes, bool reduce,
+  void collective(int rank, GroupKind kind, CollectiveOp op, sim::Bytes bytes, bool reduce,
                   Callback done);
 
   /// Sends `bytes` from `from` to `to` (and, with all_instances, from every rank of `from`'s stage
   /// to its counterpart in `to`'s).
-  void p2p(int from, int to, double bytes, bool all_instances, Callback done);
+  void p2p(int from, int to, sim::Bytes bytes, bool all_instances, Callback done);
 
   /// Flows launched per group kind so far (flow backend), by name.
   std::map<std::string, uint64_t> flows_by_group() const;
@@ -114,13 +114,13 @@ class Communicator {
   CollectiveRunner* runner_;
   std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
   struct KeyHash {
-    size_t operator()(const std::tuple<int, int, double, int>& k) const {
+    size_t operator()(const std::tuple<int, int, sim::Bytes, int>& k) const {
       const auto [kind, op, bytes, rank] = k;
-      return std::hash<double>()(bytes) ^ (static_cast<size_t>(rank) << 8) ^
+      return std::hash<double>()(bytes.count()) ^ (static_cast<size_t>(rank) << 8) ^
              (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op);
     }
   };
-  std::unordered_map<std::tuple<int, int, double, int>, sim::Time, KeyHash> by_rank_;
+  std::unordered_map<std::tuple<int, int, sim::Bytes, int>, sim::Time, KeyHash> by_rank_;
   std::map<std::tuple<int, double, bool, bool>, sim::Time> moe_by_rank_;
   std::map<std::pair<int, int>, std::vector<topologies::GpuRank>>
       groups_;  ///< (kind, rank) -> group

@@ -70,7 +70,7 @@ struct Slot {
 struct ResolvedCollective {
   GroupKind kind;
   CollectiveOp op;
-  double bytes;
+  sim::Bytes bytes;
   Time time;
 };
 
@@ -114,7 +114,7 @@ struct DpWork {
   Purpose purpose = Purpose::reduce;
   GroupKind kind = GroupKind::dp;
   CollectiveOp op = CollectiveOp::all_reduce;
-  double bytes = 0;
+  sim::Bytes bytes;
   int chunk = 0, bucket = 0;
 };
 
@@ -234,7 +234,7 @@ struct Engine {
   void collective(RankRun& r, const WorkOp& w, Callback done) {
     const GroupKind kind = w.group;
     const CollectiveOp op = w.op;
-    const double bytes = w.bytes;
+    const sim::Bytes bytes = w.bytes;
     const WorkOp::MoeTokens moe = w.moe;
     auto run = [this, kind, op, bytes, moe](int rank, bool reduce, Callback cb) {
       if (moe.tokens > 0) {
@@ -260,7 +260,7 @@ struct Engine {
     });
   }
 
-  void collective(RankRun& r, GroupKind kind, CollectiveOp op, double bytes, Callback done) {
+  void collective(RankRun& r, GroupKind kind, CollectiveOp op, sim::Bytes bytes, Callback done) {
     WorkOp w;
     w.kind = WorkOp::Kind::comm;
     w.group = kind;
@@ -503,7 +503,7 @@ struct Engine {
 
   /// A collective's uncontended time for `r`: a pass repeats a handful of distinct collectives
   /// layer after layer, so a short list per rank answers before the communicator's map.
-  Time rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, double bytes) {
+  Time rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, sim::Bytes bytes) {
     for (const ResolvedCollective& c : r.resolved) {
       if (c.bytes == bytes && c.kind == kind && c.op == op) return c.time;
     }
@@ -555,14 +555,16 @@ struct Engine {
 
   /// A bucket's data-parallel collectives: dense parameters over DP, expert ones over
   /// expert-DP, at `bytes_per_param`.
-  std::vector<std::pair<GroupKind, double>> bucket_parts(const RankRun& r, int chunk, int bucket,
-                                                         double bytes_per_param) const {
+  std::vector<std::pair<GroupKind, sim::Bytes>> bucket_parts(const RankRun& r, int chunk,
+                                                             int bucket,
+                                                             double bytes_per_param) const {
     const ChunkWork::Bucket& b =
         r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
-    std::vector<std::pair<GroupKind, double>> parts;
-    if (b.dense > 0 && plan.dp > 1) parts.emplace_back(GroupKind::dp, b.dense * bytes_per_param);
+    std::vector<std::pair<GroupKind, sim::Bytes>> parts;
+    if (b.dense > 0 && plan.dp > 1)
+      parts.emplace_back(GroupKind::dp, sim::Bytes::of(b.dense * bytes_per_param));
     if (b.expert > 0 && plan.expert_dp() > 1)
-      parts.emplace_back(GroupKind::edp, b.expert * bytes_per_param);
+      parts.emplace_back(GroupKind::edp, sim::Bytes::of(b.expert * bytes_per_param));
     return parts;
   }
 
@@ -614,7 +616,7 @@ struct Engine {
 
   /// Sends chunk `chunk`'s activation (forward) or gradient of micro-batch `mb` to the
   /// neighbouring stage's rank.
-  void send(RankRun& from, int chunk, int mb, bool forward, double bytes, Time produced) {
+  void send(RankRun& from, int chunk, int mb, bool forward, sim::Bytes bytes, Time produced) {
     RankRun* dest = forward ? from.downstream : from.upstream;
     const int to = dest->rank;
     // Marks the input sent, arriving at `at`, and lets the destination start if it can.
@@ -698,7 +700,7 @@ struct Engine {
     const DpWork w = r.dp.running;
     record(
         r, "dp",
-        [&] { return fmt::format("{} {:.0f} MB", comm_name(w.kind, w.op), w.bytes / 1e6); },
+        [&] { return fmt::format("{} {:.0f} MB", comm_name(w.kind, w.op), w.bytes.count() / 1e6); },
         r.dp.running_since, sim.now());
     if (w.purpose != DpWork::Purpose::reduce && --r.gather_parts_left[w.chunk][w.bucket] == 0) {
       params_arrived(r, w.chunk, w.bucket);

@@ -454,12 +454,12 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
     for (const ChunkWork::Bucket& b : chunk.buckets) {
       if (b.dense > 0) {
         expected += cache.isolated_time(
-            cache.collective(dp, CollectiveOp::all_reduce, b.dense * w.grad_bytes));
+            cache.collective(dp, CollectiveOp::all_reduce, sim::Bytes::of(b.dense * w.grad_bytes)));
       }
       if (b.expert > 0) {
         expert_bytes += b.expert * w.grad_bytes;
-        expected += cache.isolated_time(
-            cache.collective(edp, CollectiveOp::all_reduce, b.expert * w.grad_bytes));
+        expected += cache.isolated_time(cache.collective(edp, CollectiveOp::all_reduce,
+                                                         sim::Bytes::of(b.expert * w.grad_bytes)));
       }
     }
   }

@@ -91,7 +91,7 @@ class ProgramBuilder {
     w.name = "comm";
     w.group = group;
     w.op = op;
-    w.bytes = bytes;
+    w.bytes = sim::Bytes::of(bytes);
     program_.ops.push_back(w);
   }
   /// Starts a collective that overlaps the compute ops `body` adds; they run slower by
@@ -103,7 +103,7 @@ class ProgramBuilder {
     start.name = "comm";
     start.group = group;
     start.op = op;
-    start.bytes = bytes;
+    start.bytes = sim::Bytes::of(bytes);
     start.slot = next_slot_;
     program_.ops.push_back(start);
     const double saved = contended_;
@@ -1089,7 +1089,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       if (!lora)
         c.trainable_params +=
             (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0);
-      c.p2p_bytes = T * h * kActivationBytes / (s.sp ? plan.tp : 1);
+      c.p2p_bytes = sim::Bytes::of(T * h * kActivationBytes / (s.sp ? plan.tp : 1));
       sw.dense_params += c.dense_params;
       sw.expert_params += c.expert_params;
       sw.trainable_params += c.trainable_params;

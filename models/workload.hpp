@@ -50,7 +50,7 @@ struct WorkOp {
   uint32_t run_end = 0;
   sim::Time run_duration;
   sim::Time duration;  ///< `seconds` in the simulator's picoseconds (set with the program)
-  double bytes = 0;    ///< nccl-tests "size" of the collective
+  sim::Bytes bytes;    ///< nccl-tests "size" of the collective
   /// An expert-parallel token dispatch or combine through DeepEP's normal kernels (software
   /// `deepep`): timed by models/moe_alltoall from the EP group's shape, not run as an NCCL
   /// all-to-all. `tokens` 0: an ordinary collective.
@@ -114,7 +114,7 @@ struct ChunkWork {
     double expert = 0;
   };
   std::vector<Bucket> buckets;
-  double p2p_bytes = 0;  ///< activation (and its gradient) passed between virtual stages
+  sim::Bytes p2p_bytes;  ///< activation (and its gradient) passed between virtual stages
 };
 
 /// Whether layer `index` of a model chunk of `layers` recomputes fully under `plan` (the chunk's

@@ -200,14 +200,15 @@ TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
       if (!is_collective(op)) continue;
       CHECK(op.group == GroupKind::tp);
       if (op.op == CollectiveOp::all_reduce) {
-        CHECK(op.bytes == 2 * 4 * T);  // fp32 max and sum per token
+        CHECK(op.bytes.count() == 2 * 4 * T);  // fp32 max and sum per token
       } else {
         CHECK((op.op == CollectiveOp::all_gather || op.op == CollectiveOp::reduce_scatter));
         const double full = T * h * 2;
-        if (op.op == CollectiveOp::reduce_scatter && op.bytes != full) {
-          CHECK((op.bytes == full * 3 / 4 || op.bytes == full / 4));  // pipelined halves
+        if (op.op == CollectiveOp::reduce_scatter && op.bytes.count() != full) {
+          CHECK((op.bytes.count() == full * 3 / 4 ||
+                 op.bytes.count() == full / 4));  // pipelined halves
         } else {
-          CHECK(op.bytes == full);
+          CHECK(op.bytes.count() == full);
         }
       }
     }
@@ -233,8 +234,8 @@ TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
   const Workload w1 = build(make_case("llama2-7b", 1, 1, 8, 8));
   CHECK(count_ops(w1.stages[0].chunks[0].forward, is_collective) == 0);
   CHECK(count_ops(w1.stages[0].chunks[0].backward, is_collective) == 0);
-  CHECK(w1.stages[0].chunks[0].p2p_bytes == T * h * 2);
-  CHECK(chunk.p2p_bytes == T * h * 2 / 8);  // sequence-parallel activations are sharded
+  CHECK(w1.stages[0].chunks[0].p2p_bytes.count() == T * h * 2);
+  CHECK(chunk.p2p_bytes.count() == T * h * 2 / 8);  // sequence-parallel activations are sharded
 }
 
 TEST_CASE("MoE with EP > 1 dispatches and combines by all-to-all", "[workload]") {
@@ -251,7 +252,7 @@ TEST_CASE("MoE with EP > 1 dispatches and combines by all-to-all", "[workload]")
   for (const WorkOp& op : chunk.forward.ops) {
     if (!is_collective(op)) continue;
     CHECK(op.op == CollectiveOp::alltoall);
-    CHECK(op.bytes == 4096.0 * 2 * 4096 * 2);
+    CHECK(op.bytes.count() == 4096.0 * 2 * 4096 * 2);
   }
   CHECK(count_ops(chunk.forward, collective_of(GroupKind::tp)) == 0);
   // EP1: the experts are local, nothing to exchange.
@@ -498,7 +499,8 @@ TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls gr
   CHECK(find_op(s, "expert_fc1").flops == Approx(1.5 * find_op(b, "expert_fc1").flops));
   CHECK(find_op(s, "expert_fc2").flops == Approx(1.5 * find_op(b, "expert_fc2").flops));
   for (size_t i = 0; i < s.ops.size(); ++i) {
-    if (is_collective(s.ops[i])) CHECK(s.ops[i].bytes == Approx(1.5 * b.ops[i].bytes));
+    if (is_collective(s.ops[i]))
+      CHECK(s.ops[i].bytes.count() == Approx(1.5 * b.ops[i].bytes.count()));
   }
   // The router and attention see every token of the rank, balanced or not.
   CHECK(find_op(s, "router").flops == find_op(b, "router").flops);
@@ -633,7 +635,8 @@ TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in l
     std::vector<double> fp8, bf16;
     auto collect = [](const PassProgram& prog, CollectiveOp op, std::vector<double>& out) {
       for (const WorkOp& o : prog.ops)
-        if (is_collective(o) && o.group == GroupKind::tp && o.op == op) out.push_back(o.bytes);
+        if (is_collective(o) && o.group == GroupKind::tp && o.op == op)
+          out.push_back(o.bytes.count());
     };
     collect(q, CollectiveOp::all_gather, fp8);
     collect(r, CollectiveOp::all_gather, bf16);
@@ -654,7 +657,7 @@ TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in l
   auto amax_reductions = [](const PassProgram& prog) {
     return count_ops(prog, [](const WorkOp& o) {
       return is_collective(o) && o.group == GroupKind::tp && o.op == CollectiveOp::all_reduce &&
-             o.bytes < 16;
+             o.bytes.count() < 16;
     });
   };
   CHECK(amax_reductions(chunk.forward) == 2 * 32);
@@ -665,11 +668,12 @@ TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in l
   const Workload wbw = build_with(c, mb, h100());
   CHECK(amax_reductions(wbw.stages[0].chunks[0].forward) == 0);  // local block scales
   for (const WorkOp& o : wbw.stages[0].chunks[0].forward.ops) {
-    if (is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes < 2 * T * h)
-      CHECK(o.bytes == Approx(T * h * (1 + 4.0 / 128)));
+    if (is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes.count() < 2 * T * h)
+      CHECK(o.bytes.count() == Approx(T * h * (1 + 4.0 / 128)));
   }
   CHECK(count_ops(wbw.stages[0].chunks[0].forward, [&](const WorkOp& o) {
-          return is_collective(o) && o.op == CollectiveOp::all_gather && o.bytes < 2 * T * h;
+          return is_collective(o) && o.op == CollectiveOp::all_gather &&
+                 o.bytes.count() < 2 * T * h;
         }) == 2 * 32);
 }
 
