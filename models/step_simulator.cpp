@@ -539,9 +539,16 @@ struct Engine {
     gather_bucket(r, chunk, bucket, DpWork::Purpose::pass_gather);
   }
 
+  /// The data-parallel collectives of one of the rank's buckets (models/workload).
+  BucketParts parts_of(const RankRun& r, int chunk, int bucket, double bytes_per_param) const {
+    return bucket_parts(
+        r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)], plan,
+        bytes_per_param);
+  }
+
   /// Queues the parameter gathers of one bucket; a bucket with nothing to gather is ready.
   void gather_bucket(RankRun& r, int chunk, int bucket, DpWork::Purpose purpose) {
-    const auto parts = bucket_parts(r, chunk, bucket, workload.param_bytes);
+    const BucketParts parts = parts_of(r, chunk, bucket, workload.param_bytes);
     if (parts.empty()) {
       r.params_ready[chunk][bucket] = 1;
       return;
@@ -551,21 +558,6 @@ struct Engine {
     for (const auto& [kind, bytes] : parts) {
       dp_enqueue(r, {purpose, kind, CollectiveOp::all_gather, bytes, chunk, bucket});
     }
-  }
-
-  /// A bucket's data-parallel collectives: dense parameters over DP, expert ones over
-  /// expert-DP, at `bytes_per_param`.
-  std::vector<std::pair<GroupKind, sim::Bytes>> bucket_parts(const RankRun& r, int chunk,
-                                                             int bucket,
-                                                             double bytes_per_param) const {
-    const ChunkWork::Bucket& b =
-        r.work->chunks[static_cast<size_t>(chunk)].buckets[static_cast<size_t>(bucket)];
-    std::vector<std::pair<GroupKind, sim::Bytes>> parts;
-    if (b.dense > 0 && plan.dp > 1)
-      parts.emplace_back(GroupKind::dp, sim::Bytes::of(b.dense * bytes_per_param));
-    if (b.expert > 0 && plan.expert_dp() > 1)
-      parts.emplace_back(GroupKind::edp, sim::Bytes::of(b.expert * bytes_per_param));
-    return parts;
   }
 
   void params_arrived(RankRun& r, int chunk, int bucket) {
@@ -718,7 +710,7 @@ struct Engine {
   void reduce_bucket(RankRun& r, int chunk, int bucket) {
     const CollectiveOp op =
         plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
-    for (const auto& [kind, bytes] : bucket_parts(r, chunk, bucket, workload.grad_bytes)) {
+    for (const auto& [kind, bytes] : parts_of(r, chunk, bucket, workload.grad_bytes)) {
       dp_enqueue(r, {DpWork::Purpose::reduce, kind, op, bytes, chunk, bucket});
     }
   }
@@ -863,7 +855,7 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   for (size_t i = 0; i < use.size() && static_cast<int>(i) < options.busiest_links; ++i) {
-    const auto id = static_cast<topologies::LinkId>(use[i].second);
+    const auto id = topologies::LinkId::at(use[i].second);
     result.busiest_links.push_back({t.resource_name(id),
                                     std::string(topologies::to_string(t.resource_kind(id))),
                                     net.link_bytes()[use[i].second], use[i].first});
@@ -1075,7 +1067,7 @@ StepResult simulate_step(const System& system, const CollectiveProfile& collecti
   std::map<topologies::LinkId, std::vector<std::pair<double, double>>> link_rates;
   if (options.trace && network) {
     network->set_link_rate_observer([&link_rates](sim::LinkId l, sim::Time t, double rate) {
-      auto& series = link_rates[static_cast<topologies::LinkId>(l)];
+      auto& series = link_rates[l];
       if (!series.empty() && series.back().first == t.us()) {
         series.back().second = rate;
       } else if (series.empty() || series.back().second != rate) {
@@ -1214,7 +1206,7 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
         shared.job_bytes.push_back(bytes);
         if (bytes > 0) shared.jobs.push_back(static_cast<int>(k));
       }
-      const auto id = static_cast<topologies::LinkId>(l);
+      const auto id = topologies::LinkId::at(l);
       const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
       shared.use = {t.resource_name(id), std::string(topologies::to_string(t.resource_kind(id))),
                     network->link_bytes()[l],

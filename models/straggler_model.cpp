@@ -105,7 +105,7 @@ topologies::Topology with_slow_nic_links(const topologies::Topology& t,
   for (const topologies::Node& n : t.nodes())
     b.add_node(n);
   for (size_t i = 0; i < t.link_count(); ++i) {
-    const topologies::Link& l = t.link(static_cast<topologies::LinkId>(i));
+    const topologies::Link& l = t.link(topologies::LinkId::at(i));
     b.add_directed(l.src, l.dst, l.kind,
                    sim::Bandwidth::bytes_per_s(l.bandwidth.bytes_per_s() / factor[i]), l.latency,
                    l.lanes);

@@ -57,8 +57,8 @@ TEST_CASE("stragglers: a slow link divides the bandwidth of one NIC's network li
   const topologies::NodeId nic = t.gpu_nic(topologies::GpuRank(3));
   int changed = 0;
   for (size_t i = 0; i < t.link_count(); ++i) {
-    const topologies::Link& a = t.link(static_cast<topologies::LinkId>(i));
-    const topologies::Link& b = slow.link(static_cast<topologies::LinkId>(i));
+    const topologies::Link& a = t.link(topologies::LinkId::at(i));
+    const topologies::Link& b = slow.link(topologies::LinkId::at(i));
     CHECK(a.src == b.src);
     CHECK(a.dst == b.dst);
     const bool on_nic = (a.src == nic || a.dst == nic) && a.kind == topologies::LinkKind::network;

@@ -231,44 +231,6 @@ class ProgramBuilder {
   PassProgram program_;
 };
 
-/// HBM traffic of PyTorch FSDP2's copies (fully_shard): each gathered bucket is copied out of the
-/// all-gather buffer into the parameters' own tensors (split_with_sizes_copy), and each bucket's
-/// gradients into the reduce-scatter buffer (chunk_cat), both on the compute stream before the
-/// layer may run or the reduce-scatter may start (torch/distributed/fsdp/_fully_shard/
-/// _fsdp_collectives.py, foreach_all_gather_copy_out and foreach_reduce). FSDP1's FlatParameter
-/// and Megatron's distributed optimizer gather into and reduce from the parameters' own storage:
-/// no copies. Only the parameters that are gathered (dense over DP, experts over expert-DP).
-struct FsdpCopies {
-  bool on = false;
-  bool dense = false, expert = false;
-  double param_bytes = 0, grad_bytes = 0;
-
-  double gathered(const ChunkWork::Bucket& b) const {
-    return (dense ? b.dense : 0.0) + (expert ? b.expert : 0.0);
-  }
-  /// Read of the all-gather output and write of the parameters.
-  double copy_out(const ChunkWork::Bucket& b) const {
-    return on ? 2.0 * param_bytes * gathered(b) : 0.0;
-  }
-  /// Read of the gradients and write of the reduce-scatter input.
-  double copy_in(const ChunkWork::Bucket& b) const {
-    return on ? 2.0 * grad_bytes * gathered(b) : 0.0;
-  }
-};
-
-FsdpCopies fsdp_copies(const SoftwareStack& software, const ParallelPlan& plan, bool lora,
-                       double param_bytes, double grad_bytes) {
-  FsdpCopies c;
-  c.dense = plan.dp > 1;
-  c.expert = plan.ep > 1 && plan.expert_dp() > 1;
-  // The step simulator gathers ZeRO-3 parameters only for full training (models/step_simulator).
-  c.on =
-      software.fsdp == FsdpImpl::pytorch_fsdp2 && plan.zero >= 3 && !lora && (c.dense || c.expert);
-  c.param_bytes = param_bytes;
-  c.grad_bytes = grad_bytes;
-  return c;
-}
-
 /// Slowdown of compute while a collective holds `sms` of the GPU's SMs.
 double sm_contention(const ComputeProfile& profile, const topologies::GpuSpec& gpu, int sms) {
   return gpu.sm_count > 0 ? profile.comm_sm_contention * sms / gpu.sm_count : 0.0;
@@ -869,6 +831,16 @@ double fully_recomputed_share(const Workload& workload, const ParallelPlan& plan
   return layers > 0 ? static_cast<double>(recomputed) / layers : 0.0;
 }
 
+BucketParts bucket_parts(const ChunkWork::Bucket& b, const ParallelPlan& plan,
+                         double bytes_per_param) {
+  BucketParts out;
+  if (b.dense > 0 && plan.dp > 1)
+    out.parts[out.count++] = {GroupKind::dp, sim::Bytes::of(b.dense * bytes_per_param)};
+  if (b.expert > 0 && plan.expert_dp() > 1)
+    out.parts[out.count++] = {GroupKind::edp, sim::Bytes::of(b.expert * bytes_per_param)};
+  return out;
+}
+
 double chunk_activation_bytes(const ChunkWork& chunk, const ParallelPlan& plan) {
   const int layers = static_cast<int>(chunk.layer_activations.size());
   double bytes = chunk.head_activation_bytes, in_transit = 0;
@@ -952,7 +924,14 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
   const Precision lm_precision = Precision::bf16;
-  const FsdpCopies copies = fsdp_copies(options.software, plan, lora, w.param_bytes, grad_bytes);
+  // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
+  // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
+  // reduce-scatter buffer (chunk_cat), both on the compute stream: a read and a write of what
+  // the bucket's collectives move (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py,
+  // foreach_all_gather_copy_out and foreach_reduce). FSDP1's FlatParameter and Megatron gather
+  // into the parameters' own storage. The step simulator gathers only for full training.
+  const bool fsdp2_copies =
+      options.software.fsdp == FsdpImpl::pytorch_fsdp2 && plan.zero >= 3 && !lora;
 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageWork& sw = w.stages[stage];
@@ -1011,12 +990,17 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       const auto offloaded = [&](size_t i) {
         return offloads(plan, static_cast<int>(i), static_cast<int>(params.size()));
       };
+      const auto copied = [&](int bucket, double bytes_per_param) {
+        if (!fsdp2_copies) return 0.0;
+        const ChunkWork::Bucket& b = c.buckets[static_cast<size_t>(bucket)];
+        return 2.0 * bucket_parts(b, plan, bytes_per_param).total().count();
+      };
       const auto gate = [&](ProgramBuilder& pass, int bucket) {
         pass.marker(WorkOp::Kind::param_gate, bucket);
-        pass.memory("fsdp_copy_out", copies.copy_out(c.buckets[static_cast<size_t>(bucket)]));
+        pass.memory("fsdp_copy_out", copied(bucket, w.param_bytes));
       };
       const auto bucket_ready = [&](int bucket) {
-        bwd.memory("fsdp_copy_in", copies.copy_in(c.buckets[static_cast<size_t>(bucket)]));
+        bwd.memory("fsdp_copy_in", copied(bucket, grad_bytes));
         bwd.marker(WorkOp::Kind::bucket_ready, bucket);
       };
       for (size_t i = 0; i < params.size(); ++i) {

@@ -6,6 +6,7 @@
 // activations each micro-batch keeps alive, and the optimizer step. Compute durations are fixed
 // here from the compute model; communication is timed by whoever executes the programs.
 
+#include <array>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -126,6 +127,25 @@ bool offloads(const ParallelPlan& plan, int index, int layers);
 /// and offload_layers (HBM holds one offloaded layer's in transit); `chunk` was lowered with the
 /// same recompute mode.
 double chunk_activation_bytes(const ChunkWork& chunk, const ParallelPlan& plan);
+
+/// A bucket's data-parallel collectives at `bytes_per_param`: dense parameters over DP, expert
+/// ones over expert-DP, none over a group of one member (at most two, held inline).
+struct BucketParts {
+  std::array<std::pair<GroupKind, sim::Bytes>, 2> parts{};
+  size_t count = 0;
+  const std::pair<GroupKind, sim::Bytes>* begin() const { return parts.data(); }
+  const std::pair<GroupKind, sim::Bytes>* end() const { return parts.data() + count; }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  sim::Bytes total() const {
+    sim::Bytes sum;
+    for (const auto& part : *this)
+      sum += part.second;
+    return sum;
+  }
+};
+BucketParts bucket_parts(const ChunkWork::Bucket& bucket, const ParallelPlan& plan,
+                         double bytes_per_param);
 
 struct StageWork {
   std::vector<ChunkWork> chunks;

@@ -76,7 +76,7 @@ TEST_CASE("analytical and flow backends agree on flows that reuse links one afte
       const int hops = 1 + static_cast<int>(rng() % kLinksPerChain);
       const int first = static_cast<int>(rng() % kLinksPerChain);
       for (int h = 0; h < hops; ++h) {
-        const auto id = static_cast<LinkId>(c * kLinksPerChain + (first + h) % kLinksPerChain);
+        const auto id = LinkId::at(c * kLinksPerChain + (first + h) % kLinksPerChain);
         f.route.links.push_back({id, h == 0 ? 1.0 : 1.0 / static_cast<double>(1 + rng() % 4)});
       }
       f.route.latency = Time::from_ns(static_cast<double>(rng() % 20000));

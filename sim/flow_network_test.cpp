@@ -174,7 +174,7 @@ TEST_CASE("random flow sets satisfy the max-min conditions", "[flow][invariant]"
       Route r;
       std::vector<LinkId> ids(n_links);
       for (int l = 0; l < n_links; ++l)
-        ids[l] = static_cast<LinkId>(l);
+        ids[l] = LinkId::at(l);
       std::shuffle(ids.begin(), ids.end(), rng);
       const int hops = 1 + static_cast<int>(rng() % 3);
       for (int h = 0; h < hops; ++h)
@@ -230,7 +230,7 @@ TEST_CASE("flow and analytical backends agree exactly without contention", "[flo
   for (int i = 0; i < 16; ++i) {
     Spec s;
     for (int h = 0; h < 4; ++h) {
-      s.route.links.push_back({static_cast<LinkId>(i * 4 + h), h == 0 ? 1.0 : 0.25 + 0.25 * h});
+      s.route.links.push_back({LinkId::at(i * 4 + h), h == 0 ? 1.0 : 0.25 + 0.25 * h});
     }
     s.route.latency = Time::from_ns(static_cast<double>(rng() % 5000));
     s.req.bytes = Bytes::of(static_cast<double>(rng() % (1u << 30)) + 1);

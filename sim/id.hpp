@@ -62,21 +62,16 @@ std::vector<typename IdT::Rep> id_values(const std::vector<IdT>& ids) {
 
 /// Ids from their integers.
 template <class IdT>
-std::vector<IdT> ids_of(std::initializer_list<typename IdT::Rep> values) {
-  std::vector<IdT> out;
-  out.reserve(values.size());
-  for (auto v : values)
-    out.push_back(IdT(v));
-  return out;
-}
-
-template <class IdT>
 std::vector<IdT> ids_of(const std::vector<typename IdT::Rep>& values) {
   std::vector<IdT> out;
   out.reserve(values.size());
   for (auto v : values)
     out.push_back(IdT(v));
   return out;
+}
+template <class IdT>
+std::vector<IdT> ids_of(std::initializer_list<typename IdT::Rep> values) {
+  return ids_of<IdT>(std::vector<typename IdT::Rep>(values));
 }
 
 }  // namespace fabricsim::sim

@@ -26,7 +26,7 @@ TopologySummary summarize(const Topology& t) {
   std::map<int, int> nvswitch_tiers;
   double injection = 0;
   for (size_t i = 0; i < t.node_count(); ++i) {
-    const Node& n = t.node(static_cast<NodeId>(i));
+    const Node& n = t.node(NodeId::at(i));
     switch (n.kind) {
       case NodeKind::nvswitch:
         ++s.nvswitch_chips;

@@ -37,7 +37,7 @@ nlohmann::json topology_to_json(const Topology& t) {
                {"notes", info.notes}};
   nlohmann::json nodes = nlohmann::json::array();
   for (size_t i = 0; i < t.node_count(); ++i) {
-    const Node& n = t.node(static_cast<NodeId>(i));
+    const Node& n = t.node(NodeId::at(i));
     nodes.push_back({{"id", i},
                      {"kind", std::string(to_string(n.kind))},
                      {"name", n.name},
@@ -146,7 +146,7 @@ Topology topology_from_json(const sim::JsonValue& root) {
     uint32_t lanes = 1;
     if (auto l = r.optional("lanes")) lanes = static_cast<uint32_t>(l->as_positive_int());
     r.finish();
-    b.add_directed(static_cast<NodeId>(s), static_cast<NodeId>(d), kind, bw, latency, lanes);
+    b.add_directed(NodeId::at(s), NodeId::at(d), kind, bw, latency, lanes);
   }
   top.finish();
   try {
