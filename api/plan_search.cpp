@@ -107,23 +107,23 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
     return workload.stages[static_cast<size_t>(v % pp)].chunks[static_cast<size_t>(v / pp)];
   };
   auto backward = [](const models::ChunkWork& c) {
-    return std::min(c.backward.compute_seconds, c.backward_overlapped.compute_seconds);
+    return std::min(c.backward.compute, c.backward_overlapped.compute);
   };
   const auto schedule = models::pipeline_schedule(pp, plan.vp, workload.microbatches);
   for (int s = 0; s < pp; ++s) {
     const models::StageWork& stage = workload.stages[static_cast<size_t>(s)];
     const auto& tasks = schedule[static_cast<size_t>(s)];
-    double bound = 0;
+    sim::Time bound;
     for (const models::PipelineTask& t : tasks) {
       const models::ChunkWork& c = stage.chunks[static_cast<size_t>(t.chunk)];
-      bound += t.forward ? c.forward.compute_seconds : backward(c);
+      bound += t.forward ? c.forward.compute : backward(c);
     }
     for (int v = 0; v < tasks.front().chunk * pp + s; ++v)
-      bound += chunk(v).forward.compute_seconds;
+      bound += chunk(v).forward.compute;
     for (int v = 0; v < tasks.back().chunk * pp + s; ++v)
       bound += backward(chunk(v));
-    bound += workload.stages.front().optimizer_seconds;
-    r.lower_bound_s = std::max(r.lower_bound_s, bound);
+    bound += workload.stages.front().optimizer;
+    r.lower_bound_s = std::max(r.lower_bound_s, bound.s());
   }
   // The simulation rounds every kernel to picoseconds.
   r.lower_bound_s *= 1 - 1e-9;

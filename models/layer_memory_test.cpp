@@ -45,7 +45,7 @@ int count(const PassProgram& p, std::string_view name) {
 double seconds_of(const PassProgram& p, std::string_view name) {
   double s = 0;
   for (const WorkOp& op : p.ops)
-    if (op.kind == WorkOp::Kind::compute && name == op.name) s += op.seconds;
+    if (op.kind == WorkOp::Kind::compute && name == op.name) s += op.duration.s();
   return s;
 }
 
@@ -59,8 +59,8 @@ TEST_CASE("recomputing every layer of a chunk is full recomputation", "[workload
     const ChunkWork& a = full.stages[s].chunks[0];
     const ChunkWork& b = layers.stages[s].chunks[0];
     CHECK(a.activation_bytes == b.activation_bytes);
-    CHECK(a.forward.compute_seconds == b.forward.compute_seconds);
-    CHECK(a.backward.compute_seconds == b.backward.compute_seconds);
+    CHECK(a.forward.compute.s() == b.forward.compute.s());
+    CHECK(a.backward.compute.s() == b.backward.compute.s());
     REQUIRE(a.backward.ops.size() == b.backward.ops.size());
     for (size_t i = 0; i < a.backward.ops.size(); ++i)
       CHECK(std::string_view(a.backward.ops[i].name) == b.backward.ops[i].name);
@@ -79,10 +79,10 @@ TEST_CASE("recompute_layers: those layers keep their input only and rerun their 
   // Each recomputed layer's forward reappears in the backward pass.
   CHECK(count(none.backward, "qkv") == 0);
   CHECK(count(three.backward, "qkv") == 3);
-  const double layer_forward = none.forward.compute_seconds / 8;
-  CHECK(three.backward.compute_seconds ==
-        Approx(none.backward.compute_seconds + 3 * layer_forward).epsilon(1e-9));
-  CHECK(three.forward.compute_seconds == none.forward.compute_seconds);
+  const double layer_forward = none.forward.compute.s() / 8;
+  CHECK(three.backward.compute.s() ==
+        Approx(none.backward.compute.s() + 3 * layer_forward).epsilon(1e-9));
+  CHECK(three.forward.compute.s() == none.forward.compute.s());
 }
 
 TEST_CASE("offload_layers: activations leave HBM; the copies cost only what compute cannot hide",
@@ -90,8 +90,8 @@ TEST_CASE("offload_layers: activations leave HBM; the copies cost only what comp
   topologies::GpuSpec gpu = testing::h100();
   const ChunkWork base = middle(build(gpu, Recompute::selective, 0, 0));
   const double layer = base.activation_bytes / 8;
-  const double layer_forward = base.forward.compute_seconds / 8;
-  const double layer_backward = base.backward.compute_seconds / 8;
+  const double layer_forward = base.forward.compute.s() / 8;
+  const double layer_backward = base.backward.compute.s() / 8;
 
   SECTION("HBM holds the layers kept plus one in transit; never the chunk's last layer") {
     const ChunkWork three = middle(build(gpu, Recompute::selective, 0, 3));
@@ -108,8 +108,8 @@ TEST_CASE("offload_layers: activations leave HBM; the copies cost only what comp
     const ChunkWork off = middle(build(gpu, Recompute::selective, 0, 3));
     CHECK(count(off.forward, "offload_wait") == 0);
     CHECK(count(off.backward, "reload_wait") == 0);
-    CHECK(off.forward.compute_seconds == base.forward.compute_seconds);
-    CHECK(off.backward.compute_seconds == base.backward.compute_seconds);
+    CHECK(off.forward.compute.s() == base.forward.compute.s());
+    CHECK(off.backward.compute.s() == base.backward.compute.s());
   }
   SECTION("a copy just longer than its layer's compute waits for the difference") {
     const double copy = 1.5 * layer_forward;

@@ -24,10 +24,6 @@ namespace {
 using sim::Time;
 using Callback = std::function<void()>;
 
-Time seconds(double s) {
-  return Time::from_s(s);
-}
-
 /// What a rank's compute-stream time is booked to, in kBreakdownComponents order. Kept in
 /// integer picoseconds while the step runs, so a pass's memoized cost adds exactly as its ops do.
 enum Part : size_t { kCompute, kTp, kCp, kEp, kPp, kBubble, kDp, kOptimizer, kParts };
@@ -495,7 +491,7 @@ struct Engine {
   /// collective's uncontended time.
   Time known_duration(RankRun& r, const WorkOp& op) {
     if (op.kind == WorkOp::Kind::compute) {
-      return r.compute_scale == 1 ? op.duration : seconds(op.seconds * r.compute_scale);
+      return r.compute_scale == 1 ? op.duration : op.duration * r.compute_scale;
     }
     if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
     return rank_collective_time(r, op.group, op.op, op.bytes);
@@ -735,7 +731,7 @@ struct Engine {
     const Time wait_start = r.free_since;
     r.parts[kDp] += sim.now() - wait_start;
     if (sim.now() > wait_start) record(r, "compute", "wait dp", wait_start, sim.now());
-    const Time opt = seconds(r.work->optimizer_seconds * r.compute_scale);
+    const Time opt = r.compute_scale == 1 ? r.work->optimizer : r.work->optimizer * r.compute_scale;
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
     r.parts[kOptimizer] += opt;
     sim.schedule_in(opt, [this, &r] {

@@ -176,7 +176,7 @@ TEST_CASE("1F1B bubbles: (pp - 1) / (m + pp - 1) of the step, 1/vp of it interle
     CHECK(b.exposed_tp == 0);
     CHECK(b.compute + b.bubble + b.exposed_pp + b.optimizer == Approx(b.end).epsilon(1e-12));
     // Stage s first waits for the pipeline to fill: s forwards upstream (and their sends).
-    const double t_fwd = w.stages[static_cast<size_t>(st)].chunks[0].forward.compute_seconds;
+    const double t_fwd = w.stages[static_cast<size_t>(st)].chunks[0].forward.compute.s();
     if (st > 0) CHECK(b.bubble + b.exposed_pp >= st * t_fwd);
   }
   // The waits split into the neighbour's compute (bubble) and the bytes in flight (pipeline
@@ -189,7 +189,7 @@ TEST_CASE("1F1B bubbles: (pp - 1) / (m + pp - 1) of the step, 1/vp of it interle
   // The last stage waits only for the fill: 3 forwards, plus 0.5% for the sends.
   const StageBreakdown& last = plain.stages[3];
   CHECK(last.bubble + last.exposed_pp ==
-        Approx(3 * w.stages[3].chunks[0].forward.compute_seconds).epsilon(0.01));
+        Approx(3 * w.stages[3].chunks[0].forward.compute.s()).epsilon(0.01));
 
   s.plan.vp = 2;
   const StepResult interleaved = simulate(s, StepOptions{});

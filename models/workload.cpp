@@ -133,59 +133,59 @@ class ProgramBuilder {
   /// The host waits for the GPU here (a device-to-host copy): kernels issued since the last
   /// sync could run ahead of the GPU only as far as the GPU was busy; the rest the GPU waits.
   void host_sync() {
-    if (host_s_ > queued_s_) {
+    if (host_ > queued_) {
       WorkOp w;
       w.kind = WorkOp::Kind::compute;
       w.name = "host_bound";
       w.compute = ComputeKind::memory;
-      w.seconds = host_s_ - queued_s_;
-      w.overhead = w.seconds;
-      program_.ops.push_back(w);
-      program_.compute_seconds += w.seconds;
+      w.duration = host_ - queued_;
+      w.overhead = w.duration;
+      push(w);
     }
-    host_s_ = 0;
-    queued_s_ = 0;
+    host_ = sim::Time::zero();
+    queued_ = sim::Time::zero();
   }
   /// GPU time issued in this pass so far.
-  double compute_seconds() const { return program_.compute_seconds; }
-  /// `bytes` copied between HBM and host memory on a copy engine while `overlapped_s` of this
+  sim::Time compute_time() const { return program_.compute; }
+  /// `bytes` copied between HBM and host memory on a copy engine while `overlapped` of this
   /// pass's compute runs beside it: the stream waits only for what the compute does not hide.
-  void host_copy(const char* name, double bytes, double overlapped_s) {
-    const double copy = bytes / (gpu_.host_link_gb_per_s * 1e9);
-    if (bytes <= 0 || copy <= overlapped_s) return;
+  void host_copy(const char* name, double bytes, sim::Time overlapped) {
+    const sim::Time copy = sim::Time::from_s(bytes / (gpu_.host_link_gb_per_s * 1e9));
+    if (bytes <= 0 || copy <= overlapped) return;
     WorkOp w;
     w.kind = WorkOp::Kind::compute;
     w.name = name;
     w.compute = ComputeKind::memory;
-    w.seconds = copy - overlapped_s;
-    queued_s_ += w.seconds;
-    program_.ops.push_back(w);
-    program_.compute_seconds += w.seconds;
+    w.duration = copy - overlapped;
+    queued_ += w.duration;
+    push(w);
   }
   PassProgram take() {
     host_sync();
-    set_durations(program_);
+    set_runs(program_);
     return std::move(program_);
   }
   /// Scales every compute duration (SM contention of an overlapped data-parallel reduction).
   static PassProgram slowed(PassProgram p, double factor) {
-    p.compute_seconds = 0;
+    p.compute = sim::Time::zero();
     for (WorkOp& op : p.ops) {
       if (op.kind == WorkOp::Kind::compute) {
-        op.seconds *= factor;
-        op.overhead *= factor;
-        p.compute_seconds += op.seconds;
+        op.duration = op.duration * factor;
+        op.overhead = op.overhead * factor;
+        p.compute += op.duration;
       }
     }
-    set_durations(p);
+    set_runs(p);
     return p;
   }
 
  private:
-  static void set_durations(PassProgram& p) {
-    for (WorkOp& op : p.ops)
-      op.duration = sim::Time::from_s(op.seconds);
-    // Runs of compute ops, from the back: each op's run is itself plus the run after it.
+  void push(const WorkOp& w) {
+    program_.ops.push_back(w);
+    program_.compute += w.duration;
+  }
+  /// Runs of compute ops, from the back: each op's run is itself plus the run after it.
+  static void set_runs(PassProgram& p) {
     for (size_t i = p.ops.size(); i-- > 0;) {
       WorkOp& op = p.ops[i];
       if (op.kind != WorkOp::Kind::compute) continue;
@@ -204,16 +204,16 @@ class ProgramBuilder {
     // Eager: a kernel shorter than its launch waits for the next one (launch-bound); a CUDA
     // graph replays kernels back to back.
     const double floor = graphed_ ? 0.0 : profile_.kernel_launch.s();
-    w.seconds = std::max(work + profile_.kernel_gap.s(), floor);
-    w.overhead = w.seconds - work;
+    const double total = std::max(work + profile_.kernel_gap.s(), floor);
+    w.duration = sim::Time::from_s(total);
+    w.overhead = sim::Time::from_s(total - work);
     w.flops = flops;
     // A logical op of several small kernels costs the host one launch each, which shows only
     // where the host falls behind the GPU (host_sync).
-    if (!graphed_) host_s_ += kernels_ * profile_.kernel_launch.s();
-    queued_s_ += w.seconds;
+    if (!graphed_) host_ += profile_.kernel_launch * static_cast<int64_t>(kernels_);
+    queued_ += w.duration;
     kernels_ = 1;
-    program_.ops.push_back(w);
-    program_.compute_seconds += w.seconds;
+    push(w);
     program_.flops += flops;
   }
 
@@ -221,8 +221,8 @@ class ProgramBuilder {
   const ComputeProfile& profile_;
   const SoftwareStack& software_;
   double contended_ = 0;
-  double host_s_ = 0;    ///< host issue time since the last sync
-  double queued_s_ = 0;  ///< GPU time queued since the last sync
+  sim::Time host_;    ///< host issue time since the last sync
+  sim::Time queued_;  ///< GPU time queued since the last sync
   int kernels_ = 1;
   bool graphed_ = false;
   int split_ = 1;
@@ -764,8 +764,8 @@ void add_op_classes(const PassProgram& pass, double times, OpClassSeconds& out) 
   for (const WorkOp& op : pass.ops) {
     if (op.kind != WorkOp::Kind::compute) continue;
     const std::string_view name = op.name;
-    const double work = (op.seconds - op.overhead) * times;
-    out.launch_gaps += op.overhead * times;
+    const double work = (op.duration - op.overhead).s() * times;
+    out.launch_gaps += op.overhead.s() * times;
     if (name.starts_with("cast") || name.starts_with("fp8_")) {
       out.fp8 += work;
     } else if (name.starts_with("router") || name.starts_with("permute") ||
@@ -793,8 +793,8 @@ OpClassSeconds op_class_seconds(const Workload& w, int stage) {
     add_op_classes(c.forward, w.microbatches, out);
     add_op_classes(c.backward, w.microbatches, out);
   }
-  out.optimizer = sw.optimizer_seconds - sw.weight_quantize_seconds;
-  out.fp8 += sw.weight_quantize_seconds;
+  out.optimizer = (sw.optimizer - sw.weight_quantize).s();
+  out.fp8 += sw.weight_quantize.s();
   return out;
 }
 
@@ -1006,13 +1006,12 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       for (size_t i = 0; i < params.size(); ++i) {
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) gate(fwd, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
-        const double before = fwd.compute_seconds();
+        const sim::Time before = fwd.compute_time();
         emit.at(layer, static_cast<int>(i)).forward(fwd, layer);
         c.layer_activations.push_back({emit.activations(layer, plan.recompute == Recompute::full),
                                        emit.activations(layer, true)});
         if (offloaded(i)) {
-          fwd.host_copy("offload_wait", c.layer_activations[i].kept,
-                        fwd.compute_seconds() - before);
+          fwd.host_copy("offload_wait", c.layer_activations[i].kept, fwd.compute_time() - before);
         }
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
@@ -1038,12 +1037,12 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         // gated before the head).
         if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) gate(bwd, bucket_of[i]);
         const int layer = c.first_layer + static_cast<int>(i);
-        const double before = bwd.compute_seconds();
+        const sim::Time before = bwd.compute_time();
         emit.at(layer, static_cast<int>(i)).backward(bwd, layer);
         // The next layer's activations come back while this one's backward runs.
         if (i > 0 && offloaded(i - 1)) {
           bwd.host_copy("reload_wait", c.layer_activations[i - 1].kept,
-                        bwd.compute_seconds() - before);
+                        bwd.compute_time() - before);
         }
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {
           if (!(i == 0 && c.has_embedding)) bucket_ready(bucket_of[i]);
@@ -1090,8 +1089,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     } else {
       trainable = (sw.dense_params * dense_share + sw.expert_params * expert_share);
     }
-    sw.optimizer_seconds =
-        memory_seconds(gpu, profile, 34.0 * trainable) + profile.kernel_launch.s();
+    sw.optimizer =
+        sim::Time::from_s(memory_seconds(gpu, profile, 34.0 * trainable)) + profile.kernel_launch;
     // The quantized weights are cast once per step, on the first micro-batch (TE caches them for
     // the others, Megatron's is_first_microbatch), or by the optimizer when it gathers FP8
     // parameters: a per-step cost beside the optimizer's. About four weight tensors per layer
@@ -1105,11 +1104,11 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         for (int l = c.first_layer; l < c.first_layer + c.layers; ++l)
           layers += recipe.quantized(l);
       }
-      sw.weight_quantize_seconds = memory_seconds(gpu, profile, bytes * sw_weights) +
-                                   kWeightTensorsPerLayer * layers *
-                                       static_cast<double>(kernels.size()) *
-                                       profile.kernel_launch.s();
-      sw.optimizer_seconds += sw.weight_quantize_seconds;
+      sw.weight_quantize =
+          sim::Time::from_s(memory_seconds(gpu, profile, bytes * sw_weights) +
+                            kWeightTensorsPerLayer * layers * static_cast<double>(kernels.size()) *
+                                profile.kernel_launch.s());
+      sw.optimizer += sw.weight_quantize;
     }
   }
 

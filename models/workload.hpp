@@ -27,7 +27,7 @@ enum class ComputeKind : uint8_t { gemm, attention, memory };
 /// One step of a pass program.
 struct WorkOp {
   enum class Kind : uint8_t {
-    compute,     ///< runs on the compute stream for `seconds`
+    compute,     ///< runs on the compute stream for `duration`
     comm,        ///< a collective the compute stream waits for
     comm_start,  ///< starts a collective in `slot` and carries on (overlap)
     comm_wait,   ///< waits for the collective in `slot`
@@ -50,7 +50,7 @@ struct WorkOp {
   /// steps over them at once. Set with the program.
   uint32_t run_end = 0;
   sim::Time run_duration;
-  sim::Time duration;  ///< `seconds` in the simulator's picoseconds (set with the program)
+  sim::Time duration;  ///< compute duration on an otherwise idle GPU
   sim::Bytes bytes;    ///< nccl-tests "size" of the collective
   /// An expert-parallel token dispatch or combine through DeepEP's normal kernels (software
   /// `deepep`): timed by models/moe_alltoall from the EP group's shape, not run as an NCCL
@@ -62,11 +62,10 @@ struct WorkOp {
     bool combine = false;  ///< combine (and the backward of dispatch) rather than dispatch
     friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
   } moe;
-  double seconds = 0;  ///< compute duration on an otherwise idle GPU
   const char* name = "";
-  /// Part of `seconds` that is not the kernel's own work: the gap between dependent kernels and
+  /// Part of `duration` that is not the kernel's own work: the gap between dependent kernels and
   /// the wait for a launch that takes longer than the kernel (host-bound).
-  double overhead = 0;
+  sim::Time overhead;
   double flops = 0;  ///< FLOPs the kernel executes
   /// GEMMs: the shape one kernel runs (M rows after any overlap split) and how many run.
   struct GemmShape {
@@ -81,7 +80,7 @@ static_assert(offsetof(WorkOp, moe) + sizeof(WorkOp::MoeTokens) <= 64,
 
 struct PassProgram {
   std::vector<WorkOp> ops;
-  double compute_seconds = 0;
+  sim::Time compute;  ///< the compute ops' durations, summed
   double flops = 0;
 };
 
@@ -150,9 +149,9 @@ BucketParts bucket_parts(const ChunkWork::Bucket& bucket, const ParallelPlan& pl
 struct StageWork {
   std::vector<ChunkWork> chunks;
   /// Once per step after the last backward: the optimizer, and the low-precision cast of the
-  /// quantized weights (`weight_quantize_seconds` of it).
-  double optimizer_seconds = 0;
-  double weight_quantize_seconds = 0;
+  /// quantized weights (`weight_quantize` of it).
+  sim::Time optimizer;
+  sim::Time weight_quantize;
   double dense_params = 0;
   double expert_params = 0;
   double trainable_params = 0;

@@ -158,27 +158,29 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
   const ComputeProfile p = default_compute_profile(h100());
   const PassProgram& fwd = w.stages[0].chunks[0].forward;
   const double T = 4096, h = 4096;
-  CHECK(find_op(fwd, "embedding").seconds ==
-        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(1e-12));
-  CHECK(find_op(fwd, "norm").seconds ==
-        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(1e-12));
-  CHECK(find_op(fwd, "qkv").seconds ==
+  CHECK(find_op(fwd, "embedding").duration.s() ==
+        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(0).margin(2e-12));
+  CHECK(find_op(fwd, "norm").duration.s() ==
+        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(0).margin(2e-12));
+  CHECK(find_op(fwd, "qkv").duration.s() ==
         Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h) + p.kernel_gap.s())
-            .epsilon(1e-12));
+            .epsilon(0)
+            .margin(2e-12));
   CHECK(find_op(fwd, "qkv").flops == 2 * T * 3 * h * h);
   // Delayed scaling's one scale update per pass moves a few amax histories: it costs the launch.
-  CHECK(find_op(fwd, "fp8_scale_update").seconds == p.kernel_launch.s());
+  CHECK(find_op(fwd, "fp8_scale_update").duration.s() == p.kernel_launch.s());
   double sum = 0;
   for (const WorkOp& op : fwd.ops) {
     if (op.kind != WorkOp::Kind::compute) continue;
-    CHECK(op.seconds >= p.kernel_launch.s());
-    sum += op.seconds;
+    CHECK(op.duration.s() >= p.kernel_launch.s());
+    sum += op.duration.s();
   }
-  CHECK(fwd.compute_seconds == Approx(sum).epsilon(1e-12));
+  CHECK(fwd.compute.s() == Approx(sum).epsilon(1e-12));
   // Adam over the rank's ZeRO-1 shard: ~34 bytes per parameter of HBM traffic.
   const double shard = w.stages[0].dense_params / 8;
-  CHECK(w.stages[0].optimizer_seconds - w.stages[0].weight_quantize_seconds ==
-        Approx(memory_seconds(h100(), p, 34 * shard) + p.kernel_launch.s()).epsilon(1e-12));
+  CHECK(
+      w.stages[0].optimizer.s() - w.stages[0].weight_quantize.s() ==
+      Approx(memory_seconds(h100(), p, 34 * shard) + p.kernel_launch.s()).epsilon(0).margin(2e-12));
 }
 
 TEST_CASE("TP collectives appear only with TP > 1", "[workload]") {
@@ -297,7 +299,7 @@ TEST_CASE("LoRA reduces and updates only the adapters", "[workload]") {
   CHECK(count_ops(c.backward, wgrad) == 0);
   CHECK(count_ops(wp.stages[0].chunks[0].backward, wgrad) > 0);
   // The optimizer walks the adapters only; model FLOPs count forward + dgrad: 2/3 of training.
-  CHECK(s.optimizer_seconds < 0.05 * wp.stages[0].optimizer_seconds);
+  CHECK(s.optimizer.s() < 0.05 * wp.stages[0].optimizer.s());
   CHECK(wl.model_flops == Approx(wp.model_flops * 2 / 3).epsilon(1e-12));
 }
 
@@ -335,8 +337,8 @@ TEST_CASE("the op-class breakdown adds up to the stage's compute and names each 
     const OpClassSeconds k = op_class_seconds(w, 0);
     double compute = 0;
     for (const ChunkWork& chunk : w.stages[0].chunks)
-      compute += (chunk.forward.compute_seconds + chunk.backward.compute_seconds) * w.microbatches;
-    CHECK(k.total() == Approx(compute + w.stages[0].optimizer_seconds).epsilon(1e-9));
+      compute += (chunk.forward.compute.s() + chunk.backward.compute.s()) * w.microbatches;
+    CHECK(k.total() == Approx(compute + w.stages[0].optimizer.s()).epsilon(1e-9));
     CHECK(k.gemm > 0);
     CHECK(k.attention > 0);
     CHECK(k.memory > 0);
@@ -372,7 +374,7 @@ TEST_CASE("the experts' GEMMs run as the software's grouped GEMM", "[workload][m
       if (op.name == name) {
         CHECK(op.gemm.batch == 16);
         CHECK(op.gemm.m == 4096.0 * 8 / 16);
-        t += op.seconds;
+        t += op.duration.s();
       }
     }
     return t;
@@ -387,11 +389,11 @@ TEST_CASE("the experts' GEMMs run as the software's grouped GEMM", "[workload][m
   CHECK(build_workload(dense.model, dense.plan, dense.training, h100(), profile, streams)
             .stages[0]
             .chunks[0]
-            .forward.compute_seconds ==
+            .forward.compute.s() ==
         build_workload(dense.model, dense.plan, dense.training, h100(), profile, fused)
             .stages[0]
             .chunks[0]
-            .forward.compute_seconds);
+            .forward.compute.s());
 }
 
 TEST_CASE("host issue time: MoE routing kernels show when the host syncs and falls behind",
@@ -419,8 +421,8 @@ TEST_CASE("host issue time: MoE routing kernels show when the host syncs and fal
   // where the host may have run ahead over GPU-heavy layers: never shorter.
   CHECK(host_bound(a) == 33);
   CHECK(host_bound(b) == 1);
-  CHECK(a.stages[0].chunks[0].forward.compute_seconds >=
-        b.stages[0].chunks[0].forward.compute_seconds * (1 - 1e-12));
+  CHECK(a.stages[0].chunks[0].forward.compute.s() >=
+        b.stages[0].chunks[0].forward.compute.s() * (1 - 1e-12));
   // A fast host never falls behind: nothing is added.
   const Workload c = build_workload(moe.model, moe.plan, moe.training, h100(),
                                     default_compute_profile(h100()), sync);
@@ -440,9 +442,10 @@ TEST_CASE("CUDA graphs remove the launch floor of captured kernels", "[workload]
   const Workload g = build_workload(dense.model, dense.plan, dense.training, h100(), p, graphs);
   const WorkOp& rope_e = find_op(e.stages[0].chunks[0].forward, "rope");
   const WorkOp& rope_g = find_op(g.stages[0].chunks[0].forward, "rope");
-  CHECK(rope_e.seconds == Approx(500e-6));
-  CHECK(rope_g.seconds < 500e-6);
-  CHECK(rope_g.seconds == Approx(rope_g.seconds - rope_g.overhead + p.kernel_gap.s()));
+  CHECK(rope_e.duration.s() == Approx(500e-6));
+  CHECK(rope_g.duration.s() < 500e-6);
+  CHECK(rope_g.duration.s() ==
+        Approx(rope_g.duration.s() - rope_g.overhead.s() + p.kernel_gap.s()));
 }
 
 TEST_CASE("the software's loss kernel sets the loss's HBM traffic per logit", "[workload]") {
@@ -458,9 +461,9 @@ TEST_CASE("the software's loss kernel sets the loss's HBM traffic per logit", "[
     const Workload w = build_workload(dense.model, dense.plan, dense.training, h100(), p, o);
     const ChunkWork& c = w.stages[0].chunks[0];
     const double gap = p.kernel_gap.s();
-    CHECK(find_op(c.forward, "loss").seconds - gap ==
+    CHECK(find_op(c.forward, "loss").duration.s() - gap ==
           Approx(memory_seconds(h100(), p, forward * logits)).epsilon(1e-9));
-    CHECK(find_op(c.backward, "loss_bwd").seconds - gap ==
+    CHECK(find_op(c.backward, "loss_bwd").duration.s() - gap ==
           Approx(memory_seconds(h100(), p, backward * logits)).epsilon(1e-9));
   }
   CHECK(find_software("llm-foundry")->loss == LossKernel::fused);
@@ -479,10 +482,10 @@ TEST_CASE("the software's attention library sets the attention kernels' time", "
   const Workload b = build_workload(dense.model, dense.plan, dense.training, h100(), p, fa2);
   const WorkOp& attn_a = find_op(a.stages[0].chunks[0].forward, "attn");
   const WorkOp& attn_b = find_op(b.stages[0].chunks[0].forward, "attn");
-  CHECK((attn_b.seconds - attn_b.overhead) ==
-        Approx((attn_a.seconds - attn_a.overhead) / 0.7).epsilon(1e-9));
-  CHECK(find_op(a.stages[0].chunks[0].forward, "qkv").seconds ==
-        find_op(b.stages[0].chunks[0].forward, "qkv").seconds);
+  CHECK((attn_b.duration.s() - attn_b.overhead.s()) ==
+        Approx((attn_a.duration.s() - attn_a.overhead.s()) / 0.7).epsilon(1e-9));
+  CHECK(find_op(a.stages[0].chunks[0].forward, "qkv").duration.s() ==
+        find_op(b.stages[0].chunks[0].forward, "qkv").duration.s());
 }
 
 TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls grow with it",
@@ -524,7 +527,7 @@ double quantize_bytes(const PassProgram& p, const topologies::GpuSpec& gpu,
   for (const WorkOp& op : p.ops) {
     const std::string_view name = op.name;
     if (op.kind == WorkOp::Kind::compute && (name.starts_with("cast") || name.starts_with("fp8_")))
-      work += op.seconds - op.overhead;
+      work += op.duration.s() - op.overhead.s();
   }
   return work * profile.sustained_efficiency / memory_seconds(gpu, profile, 1.0);
 }
@@ -592,10 +595,10 @@ TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", 
   SECTION("weights are cast once per step: 4 bytes each, one kernel per weight tensor") {
     const Workload w = build(c);
     const double weights = L * (4 * h * h + 3 * h * f);
-    CHECK(w.stages[0].weight_quantize_seconds ==
+    CHECK(w.stages[0].weight_quantize.s() ==
           Approx(memory_seconds(h100(), p, 4 * weights) + tensors * p.kernel_launch.s()));
     CHECK(op_class_seconds(w, 0).optimizer ==
-          Approx(w.stages[0].optimizer_seconds - w.stages[0].weight_quantize_seconds));
+          Approx(w.stages[0].optimizer.s() - w.stages[0].weight_quantize.s()));
   }
 }
 
@@ -689,8 +692,8 @@ TEST_CASE("fp8_blockwise changes the step; the recipe's cost shows in fp8_overhe
   const double cs = op_class_seconds(current, 0).fp8;
   const double bw = op_class_seconds(blockwise, 0).fp8;
   CHECK(bw != Approx(d).epsilon(0.01));
-  CHECK(blockwise.stages[0].chunks[0].forward.compute_seconds !=
-        delayed.stages[0].chunks[0].forward.compute_seconds);
+  CHECK(blockwise.stages[0].chunks[0].forward.compute.s() !=
+        delayed.stages[0].chunks[0].forward.compute.s());
   // Current scaling reads every standalone input once more and launches two more kernels per
   // tensor than delayed scaling; blockwise needs no amax pass.
   CHECK(cs > bw);
@@ -711,15 +714,15 @@ TEST_CASE("a BF16 run is unchanged bit for bit by the FP8 recipe settings", "[wo
   const Workload changed = build_with(c, other, h100());
   const StageWork& a = base.stages[0];
   const StageWork& b = changed.stages[0];
-  CHECK(a.optimizer_seconds == b.optimizer_seconds);
-  CHECK(a.weight_quantize_seconds == 0);
+  CHECK(a.optimizer.s() == b.optimizer.s());
+  CHECK(a.weight_quantize.s() == 0);
   for (const auto pass : {&ChunkWork::forward, &ChunkWork::backward}) {
     const PassProgram& x = a.chunks[0].*pass;
     const PassProgram& y = b.chunks[0].*pass;
     REQUIRE(x.ops.size() == y.ops.size());
-    CHECK(x.compute_seconds == y.compute_seconds);
+    CHECK(x.compute.s() == y.compute.s());
     for (size_t i = 0; i < x.ops.size(); ++i) {
-      CHECK(x.ops[i].seconds == y.ops[i].seconds);
+      CHECK(x.ops[i].duration.s() == y.ops[i].duration.s());
       const std::string_view name = x.ops[i].name;
       CHECK_FALSE((name.starts_with("cast") || name.starts_with("fp8_")));
     }
@@ -742,12 +745,12 @@ TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
     // At the B200's sustained bf16 clock (its default fit's ceiling is above 1429 TFLOP/s).
     const double clock = sustained_clock(b200, p, Precision::bf16);
     CHECK(clock < 1.0);
-    CHECK(qkv[layer]->seconds ==
+    CHECK(qkv[layer]->duration.s() ==
           Approx(gemm_seconds(b200, p, Precision::bf16, T, 3 * h, h, 1, clock) + p.kernel_gap.s()));
   }
   for (int layer : {1, 27}) {
     CHECK(qkv[layer]->gemm.precision == Precision::nvfp4);
-    CHECK(qkv[layer]->seconds ==
+    CHECK(qkv[layer]->duration.s() ==
           Approx(gemm_seconds(b200, p, Precision::nvfp4, T, 3 * h, h) + p.kernel_gap.s()));
   }
   // Only the 27 quantized layers quantize their 4 inputs (3 kernels each, TE's RHT path).
@@ -782,9 +785,10 @@ TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and me
     const Workload burst = build_workload(c.model, c.plan, c.training, plain, p);
     const PassProgram& s = sustained.stages[0].chunks[0].forward;
     const PassProgram& b = burst.stages[0].chunks[0].forward;
-    const auto work = [](const WorkOp& op) { return op.seconds - op.overhead; };
+    const auto work = [](const WorkOp& op) { return op.duration.s() - op.overhead.s(); };
     // Attention is bf16 in every recipe; the LM head stays bf16 too.
-    CHECK(work(find_op(s, "attn")) == Approx(work(find_op(b, "attn")) / clock).epsilon(1e-12));
+    CHECK(work(find_op(s, "attn")) ==
+          Approx(work(find_op(b, "attn")) / clock).epsilon(0).margin(2e-12));
     const double launch = p.gemm_for(Precision::bf16).launch.s();
     CHECK(work(find_op(s, "lm_head")) - launch ==
           Approx((work(find_op(b, "lm_head")) - launch) / clock).epsilon(1e-9));
@@ -792,7 +796,7 @@ TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and me
     const double qkv_launch = p.gemm_for(precision).launch.s();
     CHECK(work(find_op(s, "qkv")) - qkv_launch ==
           Approx((work(find_op(b, "qkv")) - qkv_launch) / qkv).epsilon(1e-9));
-    CHECK(find_op(s, "norm").seconds == find_op(b, "norm").seconds);
+    CHECK(find_op(s, "norm").duration.s() == find_op(b, "norm").duration.s());
   }
 }
 
@@ -814,7 +818,7 @@ TEST_CASE(
     int n = 0;
     for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
       if (op.kind == WorkOp::Kind::compute && name == op.name) {
-        seconds += op.seconds - p.kernel_gap.s();
+        seconds += op.duration.s() - p.kernel_gap.s();
         ++n;
       }
     }
@@ -836,7 +840,9 @@ TEST_CASE(
     const auto [seconds, n] = copies(FsdpImpl::pytorch_fsdp2, 3, name, backward);
     CHECK(n == static_cast<int>(buckets));
     // Memory-bound time is linear in bytes: the sum over buckets is the time of all their bytes.
-    CHECK(seconds == Approx(memory_seconds(h100(), p, bytes_per_param * gathered)).epsilon(1e-9));
+    CHECK(
+        seconds ==
+        Approx(memory_seconds(h100(), p, bytes_per_param * gathered)).epsilon(0).margin(1e-12 * n));
     // FSDP1 gathers into the flat parameter itself; without ZeRO-3 nothing is gathered.
     CHECK(copies(FsdpImpl::pytorch_fsdp1, 3, name, backward).second == 0);
     CHECK(copies(FsdpImpl::pytorch_fsdp2, 1, name, backward).second == 0);
