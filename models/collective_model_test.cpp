@@ -1,6 +1,7 @@
 #include "models/collective_model.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "models/collective_algorithms.hpp"
 
@@ -65,6 +66,77 @@ TEST_CASE("NVLS all-reduce moves S(1+1/n) each way per GPU", "[collective]") {
   CHECK(NcclTuner::nvls_loop_bytes(Algorithm::nvls, size, shape) == loop);
   const double fill_s = loop / (nccl->algbw_GBps * 1e9);
   CHECK(r.time.us() == Approx(lat_us + (data_s + fill_s) * 1e6).epsilon(1e-9));
+}
+
+TEST_CASE("each schedule sends and receives NCCL's bytes per GPU", "[collective]") {
+  // Per GPU and direction, what each algorithm moves for a buffer of S over n GPUs: ring and PAT
+  // (n-1)/n x S per pass; NVLS uploads its shard and downloads the rest for all-gather, the
+  // reverse for reduce-scatter, S(1+1/n) both ways for all-reduce; all-to-all S/n to each peer.
+  struct Volume {
+    double sent = 0, received = 0;
+  };
+  const auto volumes = [](const System& system, CollectiveOp op, Algorithm a, double size,
+                          const std::vector<topologies::GpuRank>& ranks) {
+    topologies::Router router(*system.topology, topologies::RoutingStrategy::ecmp);
+    const GroupLayout g = make_group_layout(*system.topology, ranks);
+    std::map<topologies::GpuRank, Volume> v;
+    for (const Phase& phase : build_phases(op, a, size, g, router)) {
+      for (const Transfer& t : phase.transfers) {
+        if (t.kind == Transfer::Kind::route) continue;  // in-network reduction: checked below
+        const double bytes = t.bytes * t.multiplicity;
+        if (t.kind != Transfer::Kind::from_switch) v[t.src].sent += bytes;
+        if (t.kind != Transfer::Kind::to_switch) v[t.dst].received += bytes;
+      }
+    }
+    REQUIRE(v.size() == ranks.size());
+    return v;
+  };
+  const double S = 1 << 30;
+  const auto check = [&](const System& system, CollectiveOp op, Algorithm a,
+                         const std::vector<topologies::GpuRank>& ranks, double sent,
+                         double received) {
+    INFO(to_string(op) << " " << to_string(a) << " over " << ranks.size());
+    for (const auto& [rank, v] : volumes(system, op, a, S, ranks)) {
+      CHECK(v.sent == Approx(sent * S).epsilon(1e-12));
+      CHECK(v.received == Approx(received * S).epsilon(1e-12));
+    }
+  };
+  const System node = make_system("dgx-h100", 8);
+  const auto eight = first_ranks(8);
+  const double n = 8;
+  check(node, CollectiveOp::all_reduce, Algorithm::ring, eight, 2 * (n - 1) / n, 2 * (n - 1) / n);
+  check(node, CollectiveOp::all_gather, Algorithm::ring, eight, (n - 1) / n, (n - 1) / n);
+  check(node, CollectiveOp::all_gather, Algorithm::nvls, eight, 1 / n, (n - 1) / n);
+  check(node, CollectiveOp::reduce_scatter, Algorithm::nvls, eight, (n - 1) / n, 1 / n);
+  check(node, CollectiveOp::all_reduce, Algorithm::nvls, eight, 1 + 1 / n, 1 + 1 / n);
+  check(node, CollectiveOp::alltoall, Algorithm::direct, eight, (n - 1) / n, (n - 1) / n);
+  // PAT over one GPU per node (its only use in NCCL), 2^k ranks and not.
+  const System nodes = make_system("dgx-h100", 96);
+  for (int count : {8, 12}) {
+    std::vector<topologies::GpuRank> one_per_node;
+    for (int i = 0; i < count; ++i)
+      one_per_node.push_back(topologies::GpuRank(static_cast<uint32_t>(8 * i)));
+    const double r = count;
+    for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter})
+      check(nodes, op, Algorithm::pat, one_per_node, (r - 1) / r, (r - 1) / r);
+  }
+  // IB SHARP (CollNet) over two nodes: each of a node's 8 lanes sends its 1/8 shard of the
+  // node's partial sum up the switch tree and receives the reduced shard down it.
+  const System two = make_system("dgx-h100", 16);
+  for (Algorithm a : {Algorithm::collnet_direct, Algorithm::collnet_chain}) {
+    INFO(to_string(a));
+    topologies::Router router(*two.topology, topologies::RoutingStrategy::ecmp);
+    const GroupLayout g = make_group_layout(*two.topology, first_ranks(16));
+    int routes = 0;
+    for (const Phase& phase : build_phases(CollectiveOp::all_reduce, a, S, g, router)) {
+      for (const Transfer& t : phase.transfers) {
+        if (t.kind != Transfer::Kind::route) continue;
+        ++routes;
+        CHECK(t.bytes == Approx(S / 8).epsilon(1e-12));
+      }
+    }
+    CHECK(routes >= 2 * 8 * 2);  // up and down, 8 lanes, at least one link each way per node
+  }
 }
 
 TEST_CASE("NVLS chunks shrink with the message like NCCL's enqueue", "[collective]") {
