@@ -9,7 +9,9 @@ test binary and the CLI, runs every test and reports whether one failed (killed)
 
 Each mutant is {"file", "find", "replace", "why"} plus optionally "equivalent": the reason a
 mutant changes no result (then surviving is expected). `find` must occur exactly once in `file`.
-Exit status: 0 when every non-equivalent mutant is killed, 1 when one survives, 2 on bad input.
+A mutant must compile: one that does not is reported INVALID (it tests the compiler, not the
+suite). Exit status: 0 when every non-equivalent mutant compiles and is killed, 1 otherwise, 2 on
+bad input.
 Not part of CI: every mutant recompiles a file and relinks the tests (about a minute each on a
 2-core machine).
 """
@@ -73,7 +75,7 @@ def main():
     args = parser.parse_args()
     mutants = [m for m in load_mutants(ROOT / args.mutants) if args.only in m["file"] + m["why"]]
     binary = ROOT / args.build / "tests" / "fabricsim_tests"
-    survived = 0
+    bad = 0
     for i, m in enumerate(mutants, 1):
         path = ROOT / m["file"]
         original = path.read_text()
@@ -81,7 +83,7 @@ def main():
             path.write_text(original.replace(m["find"], m["replace"]))
             build = run(BUILD + [args.build, "--target"] + TARGETS, 1800)
             if build is None or build.returncode != 0:
-                verdict = "killed (does not compile)"
+                verdict = "INVALID (does not compile)"
             else:
                 tests = run([str(binary)] + ([args.tests] if args.tests else []), 900)
                 if tests is None:
@@ -94,12 +96,12 @@ def main():
             path.write_text(original)
         if verdict == "survived":
             verdict = "equivalent" if m.get("equivalent") else "SURVIVED"
-            survived += verdict == "SURVIVED"
+        bad += verdict in ("SURVIVED", "INVALID (does not compile)")
         print(f"{i:2d}/{len(mutants)} {verdict:26s} {m['file']}: {m['why']}", flush=True)
     # Leave the build matching the restored tree.
     run(BUILD + [args.build, "--target"] + TARGETS, 1800)
-    print(f"{len(mutants)} mutants, {survived} survived that should not")
-    return 1 if survived else 0
+    print(f"{len(mutants)} mutants, {bad} that survived or do not compile")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
