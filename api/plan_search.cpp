@@ -125,7 +125,8 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
     bound += workload.stages.front().optimizer;
     r.lower_bound_s = std::max(r.lower_bound_s, bound.s());
   }
-  // The simulation rounds every kernel to picoseconds.
+  // The bound adds the simulation's own picosecond durations; the margin keeps it below the
+  // simulated step once both are turned into seconds by different sums.
   r.lower_bound_s *= 1 - 1e-9;
   return r;
 }

@@ -31,6 +31,13 @@ double latency_us(const System& system, CollectiveOp op, double bytes, int ranks
   return NcclTuner::latency_us(op, bytes, a, p, comm_shape(system, profile, group, false));
 }
 
+/// The schedule of `op` by `a` over `ranks`, as both backends receive it.
+std::vector<Phase> phases_of(const System& system, CollectiveOp op, Algorithm a, double size,
+                             const std::vector<topologies::GpuRank>& ranks) {
+  topologies::Router router(*system.topology, topologies::RoutingStrategy::ecmp);
+  return build_phases(op, a, size, make_group_layout(*system.topology, ranks), router);
+}
+
 }  // namespace
 
 TEST_CASE("ring all-reduce in one NVSwitch domain has the closed form", "[collective]") {
@@ -77,10 +84,8 @@ TEST_CASE("each schedule sends and receives NCCL's bytes per GPU", "[collective]
   };
   const auto volumes = [](const System& system, CollectiveOp op, Algorithm a, double size,
                           const std::vector<topologies::GpuRank>& ranks) {
-    topologies::Router router(*system.topology, topologies::RoutingStrategy::ecmp);
-    const GroupLayout g = make_group_layout(*system.topology, ranks);
     std::map<topologies::GpuRank, Volume> v;
-    for (const Phase& phase : build_phases(op, a, size, g, router)) {
+    for (const Phase& phase : phases_of(system, op, a, size, ranks)) {
       for (const Transfer& t : phase.transfers) {
         if (t.kind == Transfer::Kind::route) continue;  // in-network reduction: checked below
         const double bytes = t.bytes * t.multiplicity;
@@ -125,10 +130,8 @@ TEST_CASE("each schedule sends and receives NCCL's bytes per GPU", "[collective]
   const System two = make_system("dgx-h100", 16);
   for (Algorithm a : {Algorithm::collnet_direct, Algorithm::collnet_chain}) {
     INFO(to_string(a));
-    topologies::Router router(*two.topology, topologies::RoutingStrategy::ecmp);
-    const GroupLayout g = make_group_layout(*two.topology, first_ranks(16));
     int routes = 0;
-    for (const Phase& phase : build_phases(CollectiveOp::all_reduce, a, S, g, router)) {
+    for (const Phase& phase : phases_of(two, CollectiveOp::all_reduce, a, S, first_ranks(16))) {
       for (const Transfer& t : phase.transfers) {
         if (t.kind != Transfer::Kind::route) continue;
         ++routes;

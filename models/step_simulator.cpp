@@ -487,11 +487,16 @@ struct Engine {
     return true;
   }
 
+  /// A compute duration on rank `r`, slowed by its straggler factor (unscaled times stay exact).
+  static Time scaled(const RankRun& r, Time t) {
+    return r.compute_scale == 1 ? t : t * r.compute_scale;
+  }
+
   /// An op's duration when it starts, if known: a kernel's, or (analytical backend) a
   /// collective's uncontended time.
   Time known_duration(RankRun& r, const WorkOp& op) {
     if (op.kind == WorkOp::Kind::compute) {
-      return r.compute_scale == 1 ? op.duration : op.duration * r.compute_scale;
+      return scaled(r, op.duration);
     }
     if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
     return rank_collective_time(r, op.group, op.op, op.bytes);
@@ -731,7 +736,7 @@ struct Engine {
     const Time wait_start = r.free_since;
     r.parts[kDp] += sim.now() - wait_start;
     if (sim.now() > wait_start) record(r, "compute", "wait dp", wait_start, sim.now());
-    const Time opt = r.compute_scale == 1 ? r.work->optimizer : r.work->optimizer * r.compute_scale;
+    const Time opt = scaled(r, r.work->optimizer);
     record(r, "compute", "optimizer", sim.now(), sim.now() + opt);
     r.parts[kOptimizer] += opt;
     sim.schedule_in(opt, [this, &r] {
