@@ -352,6 +352,16 @@ CasePlan prepare_case(const calibration::Case& c, const Evaluator& cluster,
   return out;
 }
 
+}  // namespace
+
+nlohmann::json case_scenario_json(const calibration::Case& c, const ValidationOptions& options) {
+  const Scenario case_scenario = training_scenario(c, options);
+  const Evaluator cluster(case_scenario);
+  return scenario_to_json(prepare_case(c, cluster, case_scenario).prepared.scenario);
+}
+
+namespace {
+
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {

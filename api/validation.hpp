@@ -74,6 +74,11 @@ struct ValidationOptions {
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
                                 const ValidationOptions& options);
 
+/// The scenario `validate` runs for training case `c` under `options`, as `run` reads it: the
+/// case's scenario with the plan the search picked where the case does not state one and the
+/// layers recomputed or offloaded to fit memory, so that `run` of it reproduces the case's row.
+nlohmann::json case_scenario_json(const calibration::Case& c, const ValidationOptions& options);
+
 /// One error per case: a training case's primary metric (the first of tflops_per_gpu,
 /// hw_tflops_per_gpu, tokens_per_s_per_gpu, mfu, hfu, step_time_s it gives; step time
 /// inverted, so that > 0 means optimistic for every metric), a collective or GEMM case's median

@@ -1,4 +1,5 @@
 // `fabricsim calibrate run` and `fabricsim validate --anchor` end to end.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -131,6 +132,49 @@ TEST_CASE("cli: validate searches the plan of a case that does not state it", "[
   CHECK(j["skipped"].empty());
   CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
              Catch::Contains("plan not stated: searched TP"));
+}
+
+TEST_CASE("cli: validate --print-scenarios prints what validate runs, and run reproduces its row",
+          "[cli][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  // One case that recomputes a layer to fit memory, one whose plan validate searches: the
+  // printed scenario carries both, so `run` of it predicts the row's value.
+  nlohmann::json unstated = dev_case("nemo2407-pretrain-LLAMA2-7B-8");
+  for (const char* key : {"tp", "pp", "dp", "cp", "vp", "micro_batch"})
+    unstated["parallelism"][key] = nullptr;
+  unstated["id"] = "unstated-plan";
+  for (const nlohmann::json& c :
+       {dev_case("mbridge-25.09-pretraining-Qwen3_30B_a3B_(tokendrop)-DGX-H100-16-None"),
+        unstated}) {
+    const std::string id = c["id"].get<std::string>();
+    INFO(id);
+    const nlohmann::json j = validate_one(c, "cli-validate-print");
+    const auto rows = j["rows"];
+    const auto row_it = std::find_if(rows.begin(), rows.end(), [](const nlohmann::json& r) {
+      return r["metric"] == "tokens_per_s_per_gpu";
+    });
+    REQUIRE(row_it != rows.end());
+    const nlohmann::json& row = *row_it;
+    const std::string detail = row["detail"].get<std::string>();
+    CHECK((detail.find("to fit") != std::string::npos ||
+           detail.find("plan not stated") != std::string::npos));
+    const ScratchDir dir("cli-validate-print-run");
+    const std::string cases = dir.file("cases.json");
+    std::ofstream(cases) << nlohmann::json::array({c}).dump();
+    const CliResult printed =
+        run_fabricsim({"validate", "--cases", cases, "--set", "/simulation/backend=analytical",
+                       "--print-scenarios"});
+    REQUIRE(printed.code == 0);
+    REQUIRE(printed.out.rfind("// " + id + "\n", 0) == 0);
+    const std::string scenario = dir.file("scenario.json");
+    std::ofstream(scenario) << printed.out.substr(printed.out.find('\n') + 1);
+    const CliResult run = run_fabricsim({"run", scenario, "--json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    const nlohmann::json result = nlohmann::json::parse(run.out);
+    CHECK(result["tokens_per_s_per_gpu"].get<double>() ==
+          Approx(row["predicted"].get<double>()).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("cli: calibrate trace reads a real trace and fits a profile", "[cli][calibrate][trace]") {

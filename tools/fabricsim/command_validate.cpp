@@ -1,7 +1,5 @@
 #include <ostream>
 
-#include "api/scenario.hpp"
-#include "api/training_case.hpp"
 #include "api/validation.hpp"
 #include "calibration/cases.hpp"
 #include "tools/fabricsim/commands.hpp"
@@ -28,8 +26,10 @@ class ValidateCommand final : public Command {
                    "Anchored validation: per source, system, framework version and precision, "
                    "fit the sustained efficiency to the case with the fewest GPUs (reported "
                    "under anchors, never scored) and predict the group's other cases with it");
-    app_->add_flag("--print-scenarios", print_scenarios_,
-                   "Print the scenario each training case maps to (for `fabricsim run`) and stop");
+    app_->add_flag(
+        "--print-scenarios", print_scenarios_,
+        "Print the scenario each training case runs (its plan and the layers recomputed or "
+        "offloaded to fit memory, for `fabricsim run`) and stop");
     add_profile_option(*app_, options_.calibration);
   }
 
@@ -42,9 +42,7 @@ class ValidateCommand final : public Command {
     if (print_scenarios_) {
       for (const calibration::Case& c : cases) {
         if (c.kind != calibration::CaseKind::training) continue;
-        nlohmann::json doc = api::training_case_scenario(c);
-        api::apply_assignments(doc, options_.scenario_sets, "<command line>");
-        out << "// " << c.id << "\n" << doc.dump(2) << "\n";
+        out << "// " << c.id << "\n" << api::case_scenario_json(c, options_).dump(2) << "\n";
       }
       return 0;
     }
