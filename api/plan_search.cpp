@@ -366,8 +366,7 @@ std::string search_to_text(const PlanSearch& s, const Scenario& scenario) {
       }
       std::string label = plan_label(r.plan);
       if (!r.plan.tp_comm_overlap && r.plan.tp > 1) label += " -tpov";
-      if (!r.plan.dp_comm_overlap &&
-          (r.plan.dp > 1 || r.plan.tp * r.plan.cp * r.plan.dp / r.plan.ep > 1)) {
+      if (!r.plan.dp_comm_overlap && (r.plan.dense_dp() > 1 || r.plan.expert_dp() > 1)) {
         label += " -dpov";
       }
       out += fmt::format("{:>2}  {:<40} {:<12} {:>9.4f} {:>9.1f} {:>5.1f}% {:>8.1f}  {}\n", i + 1,

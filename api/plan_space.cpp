@@ -213,7 +213,7 @@ std::vector<ParallelPlan> plan_variants(const ParallelPlan& plan, const PlanCons
       switches.push_back({(bits & 4) != 0, (bits & 2) != 0, (bits & 1) != 0});
   }
   // Expert gradients reduce over tp x cp x dp / ep ranks even at dp 1.
-  const bool shards = plan.dp > 1 || plan.tp * plan.cp * plan.dp / plan.ep > 1;
+  const bool shards = plan.dense_dp() > 1 || plan.expert_dp() > 1;
   std::set<std::string> seen;
   out.clear();
   for (const auto& order : orders) {

@@ -426,7 +426,9 @@ constexpr Setting kSettings[] = {
     row({.pointer = "/parallelism/bucket_size",
          .kind = SettingKind::size,
          .type = "size (string or number of bytes)",
-         .fallback = "the software preset's (80 MB by default; one bucket per layer for "
+         .fallback = "the software preset's (Megatron-Core's 40M parameters: 160 MB of fp32 "
+                     "gradients for `megatron-core-r0.8.0` and the `default` stack, 80 MB of "
+                     "bf16 ones for NeMo and Megatron-Bridge; one bucket per layer for "
                      "`llm-foundry` and the 2021-22 Megatron-LM presets)",
          .meaning = "gradient bucket size"},
         {[](const JsonValue& v, SettingTarget& t) {

@@ -20,7 +20,7 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
   report.capacity = gpu.hbm_gb * kGiB * 0.99;
   const auto schedule = pipeline_schedule(plan.pp, plan.vp, w.microbatches);
   const bool lora = training.task == TrainingTask::lora;
-  const double dp = plan.dp;
+  const double dp = plan.dense_dp();
   const double edp = plan.expert_dp();
   const bool low_precision = training.precision == topologies::Precision::fp8 ||
                              training.precision == topologies::Precision::mxfp8 ||

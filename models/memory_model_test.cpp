@@ -7,6 +7,8 @@
 #include "models/compute_profile.hpp"
 #include "models/model_presets.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/software_stack.hpp"
+#include "models/workload.hpp"
 #include "tests/model_cases.hpp"
 
 using namespace fabricsim;
@@ -43,11 +45,13 @@ MemoryReport report(const Case& c, Workload* workload_out = nullptr) {
 }  // namespace
 
 TEST_CASE("model states per parameter follow the ZeRO stage", "[memory]") {
-  // Mixed-precision Adam: bf16 weights (2 bytes) and gradients (2 bytes), and an fp32 master
-  // copy plus two fp32 moments (12 bytes). ZeRO-1 shards the 12, ZeRO-2 the gradients too,
-  // ZeRO-3 everything: 16, 4 + 12/N, 2 + 14/N and 16/N bytes per parameter over N = dp.
+  // Mixed-precision Adam: bf16 weights (2 bytes), gradients of g bytes (fp32 under the default
+  // Megatron-Core stack: 4), and an fp32 master copy plus two fp32 moments (12 bytes). ZeRO-1
+  // shards the 12, ZeRO-2 the gradients too, ZeRO-3 everything: 2 + g + 12, 2 + g + 12/N,
+  // 2 + (g + 12)/N and (2 + g + 12)/N bytes per parameter over N = dp.
   const double dp = 8;
-  const double expected[4] = {16, 2 + 2 + 12 / dp, 2 + (2 + 12) / dp, 16 / dp};
+  const double g = 4;
+  const double expected[4] = {2 + g + 12, 2 + g + 12 / dp, 2 + (g + 12) / dp, (2 + g + 12) / dp};
   for (int zero = 0; zero <= 3; ++zero) {
     INFO("zero " << zero);
     Case c = llama7b(1, 1, 8);
@@ -59,18 +63,19 @@ TEST_CASE("model states per parameter follow the ZeRO stage", "[memory]") {
     const double params = w.stages[0].dense_params;
     CHECK(w.stages[0].expert_params == 0);
     CHECK(w.stages[0].trainable_params == params);
+    CHECK(w.grad_bytes == g);
     // ZeRO-3 also holds the largest bucket gathered in full: the one in use and the one being
-    // prefetched (2 bytes each), and its unsharded gradient (2 bytes).
+    // prefetched (2 bytes each), and its unsharded gradient (g bytes).
     double bucket = 0;
     for (const ChunkWork& chunk : w.stages[0].chunks) {
       for (const ChunkWork::Bucket& b : chunk.buckets)
         bucket = std::max(bucket, b.dense + b.expert);
     }
     const double gathered = zero >= 3 ? bucket : 0;
-    CHECK((m.weights + m.gradients + m.optimizer - 6 * gathered) / params ==
+    CHECK((m.weights + m.gradients + m.optimizer - (4 + g) * gathered) / params ==
           Approx(expected[zero]).epsilon(1e-12));
     CHECK((m.weights - 4 * gathered) / params == Approx(zero >= 3 ? 2 / dp : 2).epsilon(1e-12));
-    CHECK((m.gradients - 2 * gathered) / params == Approx(zero >= 2 ? 2 / dp : 2).epsilon(1e-12));
+    CHECK((m.gradients - g * gathered) / params == Approx(zero >= 2 ? g / dp : g).epsilon(1e-12));
     CHECK(m.optimizer / params == Approx(zero >= 1 ? 12 / dp : 12).epsilon(1e-12));
     CHECK(m.framework == kFrameworkReserveBytes);
   }
@@ -89,10 +94,52 @@ TEST_CASE("fp16 keeps fp32 gradients, fp8 keeps an extra byte of weights", "[mem
 
   c.training.precision = Precision::fp8;
   r = report(c, &w);
-  CHECK(w.grad_bytes == 2);
+  CHECK(w.grad_bytes == 4);  // the default Megatron-Core stack reduces gradients in fp32
   CHECK(r.stages[0].weights == Approx(3 * params).epsilon(1e-12));
-  CHECK(r.stages[0].gradients == Approx(2 * params).epsilon(1e-12));
+  CHECK(r.stages[0].gradients == Approx(4 * params).epsilon(1e-12));
   CHECK(r.stages[0].optimizer == Approx(12 * params).epsilon(1e-12));
+}
+
+TEST_CASE("gradients take the bytes their software reduces them in", "[memory]") {
+  // Megatron-Core reduces bf16 training's gradients in fp32; Megatron-Bridge's performance
+  // recipes switch that off; fp16 keeps fp32 gradients whatever the software.
+  Case c = llama7b(1, 1, 8);
+  c.plan.zero = 0;
+  for (const char* id : {"megatron-core-r0.8.0", "megatron-bridge-25.11"}) {
+    INFO(id);
+    const SoftwareStack& stack = *find_software(id);
+    LoweringOptions options;
+    options.software = stack;
+    const double expected = stack.grad_reduce_fp32 ? 4.0 : 2.0;
+    for (const Precision p : {Precision::bf16, Precision::fp8, Precision::fp16}) {
+      c.training.precision = p;
+      const Workload w = build_workload(c.model, c.plan, c.training, h100(),
+                                        default_compute_profile(h100()), options);
+      CHECK(w.grad_bytes == (p == Precision::fp16 ? 4.0 : expected));
+      const MemoryReport r = memory_report(w, c.plan, c.training, h100());
+      CHECK(r.stages[0].gradients == Approx(w.grad_bytes * w.stages[0].dense_params));
+    }
+  }
+  CHECK(find_software("megatron-core-r0.8.0")->grad_reduce_fp32);
+  CHECK_FALSE(find_software("megatron-bridge-25.11")->grad_reduce_fp32);
+}
+
+TEST_CASE("context-parallel ranks share the data-parallel shards", "[memory]") {
+  // CP ranks hold the same parameters, so ZeRO shards them over dp x cp (Megatron-Core's
+  // data_parallel_group(with_context_parallel=True)): DP4 CP2 holds what DP8 holds.
+  Case dp8 = llama7b(1, 1, 8);
+  Case cp2 = llama7b(1, 1, 4);
+  cp2.plan.cp = 2;
+  for (int zero = 1; zero <= 3; ++zero) {
+    INFO("zero " << zero);
+    dp8.plan.zero = zero;
+    cp2.plan.zero = zero;
+    const StageMemory a = report(dp8).stages[0];
+    const StageMemory b = report(cp2).stages[0];
+    CHECK(b.optimizer == Approx(a.optimizer).epsilon(1e-12));
+    CHECK(b.gradients == Approx(a.gradients).epsilon(1e-12));
+    CHECK(b.weights == Approx(a.weights).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("tensor and pipeline parallelism divide the model states", "[memory]") {
@@ -137,7 +184,8 @@ TEST_CASE("MoE expert states shard over expert data parallelism", "[memory]") {
   CHECK(s.expert_params == Approx(m.layers * 3.0 * m.hidden * m.moe->expert_ffn).epsilon(1e-12));
   CHECK(r.stages[0].optimizer ==
         Approx(12 * (s.dense_params / 8 + s.expert_params)).epsilon(1e-12));
-  CHECK(r.stages[0].gradients == Approx(2 * (s.dense_params + s.expert_params)).epsilon(1e-12));
+  CHECK(r.stages[0].gradients ==
+        Approx(w.grad_bytes * (s.dense_params + s.expert_params)).epsilon(1e-12));
   // ZeRO-3 shards the expert weights over expert-DP (1) as well.
   c.plan.zero = 3;
   const MemoryReport r3 = report(c, &w);
@@ -160,7 +208,7 @@ TEST_CASE("LoRA trains and keeps optimizer states for the adapters only", "[memo
   REQUIRE(s.trainable_params > 0);
   CHECK(s.trainable_params < 0.01 * s.dense_params);
   CHECK(r.stages[0].weights == Approx(2 * s.dense_params).epsilon(1e-12));
-  CHECK(r.stages[0].gradients == Approx(2 * s.trainable_params).epsilon(1e-12));
+  CHECK(r.stages[0].gradients == Approx(w.grad_bytes * s.trainable_params).epsilon(1e-12));
   CHECK(r.stages[0].optimizer == Approx(12 * s.trainable_params / 8).epsilon(1e-12));
 }
 

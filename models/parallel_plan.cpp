@@ -299,11 +299,10 @@ std::vector<uint32_t> Placement::group(GroupKind kind, int rank) const {
       }
       break;
     case GroupKind::dp:
-      for (int i = 0; i < plan_.dp; ++i) {
-        Coordinates c = base;
-        c.dp = i;
-        out.push_back(static_cast<uint32_t>(rank_of(c)));
-      }
+      // Every data- and context-parallel rank of the same tensor-parallel position
+      // (ParallelPlan::dense_dp).
+      for (int f = base.tp; f < plan_.stage_ranks(); f += plan_.tp)
+        out.push_back(with_flat(f));
       break;
     case GroupKind::pp:
       for (int i = 0; i < plan_.pp; ++i) {

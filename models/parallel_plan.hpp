@@ -62,6 +62,11 @@ struct ParallelPlan {
   int gpus() const { return tp * pp * dp * cp; }
   /// The tp x cp x dp ranks of one pipeline stage.
   int stage_ranks() const { return tp * cp * dp; }
+  /// The ranks of a stage that hold the same dense parameters, over which their gradients are
+  /// reduced and ZeRO shards them: data x context parallel (context-parallel ranks train on other
+  /// tokens of the same sequences; Megatron-Core reduces gradients and shards its distributed
+  /// optimizer over data_parallel_group(with_context_parallel=True)).
+  int dense_dp() const { return dp * cp; }
   /// Expert data parallelism: experts are folded into a stage's ranks, `ep` to a group, so
   /// stage_ranks / ep ranks hold the same experts.
   int expert_dp() const { return stage_ranks() / ep; }

@@ -162,7 +162,8 @@ TEST_CASE("placement puts TP innermost and PP outermost", "[plan][placement]") {
   CHECK(place.order_string() == "tp-cp-dp-pp");
   CHECK(place.group(GroupKind::tp, 0) == iota(0, 4));
   CHECK(place.group(GroupKind::cp, 0) == iota(0, 2, 4));
-  CHECK(place.group(GroupKind::dp, 0) == iota(0, 2, 8));
+  // The DP group holds the data- and context-parallel ranks of one TP position (dense_dp).
+  CHECK(place.group(GroupKind::dp, 0) == iota(0, 4, 4));
   CHECK(place.group(GroupKind::pp, 0) == iota(0, 2, 16));
   CHECK(place.group(GroupKind::tp, 21) == iota(20, 4));
   CHECK(place.stage_representative(0) == 0);
@@ -183,7 +184,7 @@ TEST_CASE("groups of every kind partition the ranks", "[plan][placement][invaria
     const Placement place(p, p.gpus());
     const int stage_ranks = p.tp * p.cp * p.dp;
     const std::pair<GroupKind, int> kinds[] = {
-        {GroupKind::tp, p.tp}, {GroupKind::cp, p.cp}, {GroupKind::dp, p.dp},
+        {GroupKind::tp, p.tp}, {GroupKind::cp, p.cp}, {GroupKind::dp, p.dense_dp()},
         {GroupKind::pp, p.pp}, {GroupKind::ep, p.ep}, {GroupKind::edp, stage_ranks / p.ep}};
     for (auto [kind, size] : kinds) {
       INFO("tp " << p.tp << " pp " << p.pp << " dp " << p.dp << " cp " << p.cp << " ep " << p.ep

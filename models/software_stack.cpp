@@ -68,9 +68,22 @@ const char* to_string(GroupedGemmKernel k) {
 namespace {
 
 // Megatron-Core's DDP bucket: max(40M, 1M x DP) parameters (distributed_data_parallel_config.py
-// bucket_size; Megatron-LM arguments.py --ddp-bucket-size default), bf16 gradients: 80 MB at the
-// DP sizes of these sources.
-constexpr double kMcoreBucketBytes = 40e6 * 2;
+// bucket_size; Megatron-LM arguments.py --ddp-bucket-size default): 40M at the DP sizes of these
+// sources, 80 MB of bf16 gradients, 160 MB of fp32 ones.
+constexpr double kMcoreBucketParams = 40e6;
+constexpr double kMcoreBucketBytes = kMcoreBucketParams * 2;
+constexpr double kMcoreFp32BucketBytes = kMcoreBucketParams * 4;
+
+const SoftwareFact kMegatronFp32Grads{
+    "bf16 training accumulates and all-reduces (reduce-scatters, with the distributed optimizer) "
+    "its gradients in fp32: Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16, and "
+    "Megatron-Core's grad buffer then holds fp32 (DistributedDataParallelConfig "
+    "grad_reduce_in_fp32)",
+    "NVIDIA/Megatron-LM megatron/training/arguments.py at core_r0.8.0 ('bfloat16 requires "
+    "gradient accumulation and all-reduce to be done in fp32'), megatron/training/training.py "
+    "(grad_reduce_in_fp32=args.accumulate_allreduce_grads_in_fp32), "
+    "megatron/core/distributed/distributed_data_parallel.py (grad_dtype float when "
+    "grad_reduce_in_fp32)"};
 
 const SoftwareFact kTe{
     "Transformer Engine layers; attention through TE's cuDNN fused-attention backend on Hopper and "
@@ -106,12 +119,14 @@ std::vector<SoftwareStack> make_presets() {
     s.released = "2021-04";
     s.attention = AttentionKernel::unfused;
     s.tp_comm_overlap = false;
+    s.grad_reduce_fp32 = true;
     s.facts = {
         {"attention as two batched GEMMs around a fused scale-mask-softmax kernel (the score "
          "matrix goes through HBM); FlashAttention was published in 2022",
          "Narayanan et al. SC'21 §4 (fused kernels); Dao et al. 2022, arXiv:2205.14135"},
         {"tensor-parallel all-reduces run in the critical path (no overlap)",
          "Narayanan et al. SC'21 §3.3; Shoeybi et al. 2019 (Megatron-LM), Fig. 3"},
+        kMegatronFp32Grads,
     };
     out.push_back(s);
   }
@@ -131,10 +146,12 @@ std::vector<SoftwareStack> make_presets() {
     s.framework = "megatron-core";
     s.version = "r0.8.0";
     s.released = "2024-07";
-    s.bucket_bytes = kMcoreBucketBytes;
+    s.bucket_bytes = kMcoreFp32BucketBytes;
+    s.grad_reduce_fp32 = true;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
+               kMegatronFp32Grads,
                kAlltoall,
                kGroupedLinear,
                {"no CUDA graphs in the training loop", "Megatron-LM r0.8.0 README, H100 table"}};
@@ -145,13 +162,24 @@ std::vector<SoftwareStack> make_presets() {
     s.id = "nemo-24.07";
     s.framework = "nemo";
     s.version = "24.07";
+    s.grad_reduce_fp32 = false;
+    s.bucket_bytes = kMcoreBucketBytes;
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
                kAlltoall,
                kGroupedLinear,
                {"FP8 with delayed scaling (amax history) through Transformer Engine",
-                "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"}};
+                "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"},
+               {"gradients taken as reduced in bf16, which is not established: NeMo's "
+                "grad_reduce_in_fp32 follows optim.grad_sync_dtype (default fp32), the launcher's "
+                "Llama 3 70B recipe does not set it, but with fp32 gradients two of the "
+                "published NeMo 24.07 runs (Llama 3 8B on 8 GPUs, Llama 2 70B SFT on 16) would "
+                "not fit in this memory model, and which configuration the performance runs used "
+                "is not published",
+                "NVIDIA/NeMo nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py "
+                "setup_mcore_distributed_parallel; NVIDIA/NeMo-Framework-Launcher "
+                "launcher_scripts/conf/training/llama/llama3_70b.yaml"}};
     out.push_back(s);
   }
   {
@@ -169,6 +197,10 @@ std::vector<SoftwareStack> make_presets() {
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
+               {"gradients accumulated and reduced in bf16: the performance recipes switch "
+                "grad_reduce_in_fp32 off (mixed_precision and ddp)",
+                "Megatron-Bridge scripts/performance configs at v0.1.0rc4 (mixed_precision "
+                "grad_reduce_in_fp32: false) and v0.2.0 (cfg.ddp.grad_reduce_in_fp32 = False)"},
                {"FP8 with per-tensor current scaling (FP8-CS) or MXFP8 blocks on Blackwell; the "
                 "performance recipes keep no transformer layer in BF16 (FP8-CS: "
                 "first_last_layers_bf16 switched off; NVFP4: bf16_with_nvfp4_mixed sets none)",

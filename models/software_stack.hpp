@@ -90,6 +90,10 @@ struct SoftwareStack {
   double nvfp4_bf16_first = 2.0 / 62.0;
   double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
+  /// Gradients are accumulated and reduced across data-parallel ranks in fp32 (4 bytes each)
+  /// when the model trains in bf16 or fp8; false: in bf16, the parameters' dtype. fp16 training
+  /// always keeps fp32 gradients (loss scaling).
+  bool grad_reduce_fp32 = false;
   FlopCount flop_count = FlopCount::megatron_lm;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;

@@ -193,7 +193,7 @@ struct Engine {
   bool draining = false;           ///< end_pass is finishing queued passes
   // Fixed for the step, asked for every task: data-parallel groups exist; ZeRO-3 shards the
   // parameters.
-  const bool dp_active_ = plan.dp > 1 || (plan.ep > 1 && plan.expert_dp() > 1);
+  const bool dp_active_ = plan.dense_dp() > 1 || (plan.ep > 1 && plan.expert_dp() > 1);
   const bool fsdp_ = plan.zero >= 3 && dp_active_ && !workload.frozen_base;
 
   int virtual_stages() const { return plan.pp * plan.vp; }
@@ -271,7 +271,7 @@ struct Engine {
     const PipelineTask& t = task(r);
     const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
     const bool overlapped_backward =
-        !t.forward && plan.dp_comm_overlap && plan.dp > 1 &&
+        !t.forward && plan.dp_comm_overlap && plan.dense_dp() > 1 &&
         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
     const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
     r.pass.program = t.forward             ? &c.forward

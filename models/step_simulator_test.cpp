@@ -265,6 +265,21 @@ Setup mixtral(int layers, int tp, int dp, int ep, int global_batch) {
   return s;
 }
 
+/// Runs `s` on the analytical backend with a cache the check can price collectives with, then
+/// `check(workload, cache, result)`.
+template <class Check>
+void with_analytical_step(const Setup& s, Check check) {
+  const topologies::SystemPreset& preset = *topologies::find_system(s.system);
+  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
+  const System system = make_system(preset.make(s.gpus), gpu, preset.cpu);
+  const CollectiveProfile profile = default_collective_profile(gpu);
+  const Workload w = workload_of(s);
+  const StepOptions options = with_backend(Backend::analytical);
+  StepCache cache(system, profile, options.routing, options.collnet);
+  const StepResult r = simulate_step(system, profile, w, s.plan, options, &cache);
+  check(w, cache, r);
+}
+
 struct GridCase {
   const char* name;
   Setup setup;
@@ -433,38 +448,56 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
   Setup s = mixtral(2, 1, 16, 8, 16);
   s.plan.zero = 0;
   s.plan.dp_comm_overlap = false;
-  const topologies::SystemPreset& preset = *topologies::find_system(s.system);
-  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
-  const System system = make_system(preset.make(s.gpus), gpu, preset.cpu);
-  const CollectiveProfile profile = default_collective_profile(gpu);
-  const Workload w = workload_of(s);
-  StepOptions options = with_backend(Backend::analytical);
-  StepCache cache(system, profile, options.routing, options.collnet);
-  const StepResult r = simulate_step(system, profile, w, s.plan, options, &cache);
+  with_analytical_step(s, [&](const Workload& w, StepCache& cache, const StepResult& r) {
+    const Placement placement(s.plan, s.gpus);
+    // One job on the whole cluster: its ranks are the topology's.
+    const auto dp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::dp, 0));
+    const auto edp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::edp, 0));
+    REQUIRE(dp.size() == 16);
+    REQUIRE(edp == sim::ids_of<topologies::GpuRank>({0, 8}));
+    sim::Time expected;
+    double expert_bytes = 0;
+    for (const ChunkWork& chunk : w.stages[0].chunks) {
+      for (const ChunkWork::Bucket& b : chunk.buckets) {
+        if (b.dense > 0) {
+          expected += cache.isolated_time(cache.collective(dp, CollectiveOp::all_reduce,
+                                                           sim::Bytes::of(b.dense * w.grad_bytes)));
+        }
+        if (b.expert > 0) {
+          expert_bytes += b.expert * w.grad_bytes;
+          expected += cache.isolated_time(cache.collective(
+              edp, CollectiveOp::all_reduce, sim::Bytes::of(b.expert * w.grad_bytes)));
+        }
+      }
+    }
+    REQUIRE(expert_bytes > 0);
+    CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+  });
+}
 
-  const Placement placement(s.plan, s.gpus);
-  // One job on the whole cluster: its ranks are the topology's.
-  const auto dp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::dp, 0));
-  const auto edp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::edp, 0));
-  REQUIRE(dp.size() == 16);
-  REQUIRE(edp == sim::ids_of<topologies::GpuRank>({0, 8}));
-  sim::Time expected;
-  double expert_bytes = 0;
-  for (const ChunkWork& chunk : w.stages[0].chunks) {
-    for (const ChunkWork::Bucket& b : chunk.buckets) {
-      if (b.dense > 0) {
+TEST_CASE("context-parallel ranks reduce their gradients together", "[step]") {
+  // DP1 CP2 on one server: the two CP ranks trained on halves of the same sequences, so their
+  // dense gradients are all-reduced over both (the DP group is dp x cp ranks); without overlap
+  // or ZeRO the exposed DP time is the sum of the buckets' uncontended all-reduces.
+  Setup s = llama(2, 1, 1, 1, 2);
+  s.plan.cp = 2;
+  s.plan.zero = 0;
+  s.plan.dp_comm_overlap = false;
+  s.gpus = s.plan.gpus();
+  with_analytical_step(s, [&](const Workload& w, StepCache& cache, const StepResult& r) {
+    const Placement placement(s.plan, s.gpus);
+    const auto dp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::dp, 0));
+    REQUIRE(dp == sim::ids_of<topologies::GpuRank>({0, 1}));
+    sim::Time expected;
+    for (const ChunkWork& chunk : w.stages[0].chunks) {
+      for (const ChunkWork::Bucket& b : chunk.buckets) {
         expected += cache.isolated_time(
             cache.collective(dp, CollectiveOp::all_reduce, sim::Bytes::of(b.dense * w.grad_bytes)));
       }
-      if (b.expert > 0) {
-        expert_bytes += b.expert * w.grad_bytes;
-        expected += cache.isolated_time(cache.collective(edp, CollectiveOp::all_reduce,
-                                                         sim::Bytes::of(b.expert * w.grad_bytes)));
-      }
     }
-  }
-  REQUIRE(expert_bytes > 0);
-  CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+    REQUIRE(expected > sim::Time::zero());
+    CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+  });
 }
 
 TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][straggler]") {

@@ -834,7 +834,7 @@ double fully_recomputed_share(const Workload& workload, const ParallelPlan& plan
 BucketParts bucket_parts(const ChunkWork::Bucket& b, const ParallelPlan& plan,
                          double bytes_per_param) {
   BucketParts out;
-  if (b.dense > 0 && plan.dp > 1)
+  if (b.dense > 0 && plan.dense_dp() > 1)
     out.parts[out.count++] = {GroupKind::dp, sim::Bytes::of(b.dense * bytes_per_param)};
   if (b.expert > 0 && plan.expert_dp() > 1)
     out.parts[out.count++] = {GroupKind::edp, sim::Bytes::of(b.expert * bytes_per_param)};
@@ -918,9 +918,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   std::vector<int> first_layer(static_cast<size_t>(virtual_stages), 0);
   for (int v = 1; v < virtual_stages; ++v)
     first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
-  // Gradients are kept and reduced in bf16 (Megatron-Core's grad_reduce_in_fp32 = false); fp16
-  // training keeps fp32 main gradients for loss scaling.
-  const double grad_bytes = training.precision == Precision::fp16 ? 4.0 : 2.0;
+  // Gradients are kept and reduced in the software's dtype (SoftwareStack::grad_reduce_fp32);
+  // fp16 training keeps fp32 main gradients for loss scaling.
+  const double grad_bytes =
+      training.precision == Precision::fp16 || options.software.grad_reduce_fp32 ? 4.0 : 2.0;
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
   const Precision lm_precision = Precision::bf16;
@@ -1080,7 +1081,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     }
     // Adam over this rank's shard of the trainable parameters: fp32 master weights, two
     // moments, the fp32 gradient, and the bf16 copy written back (~34 bytes per parameter).
-    const double dense_share = plan.zero >= 1 ? 1.0 / plan.dp : 1.0;
+    const double dense_share = plan.zero >= 1 ? 1.0 / plan.dense_dp() : 1.0;
     const double edp = plan.expert_dp();
     const double expert_share = plan.zero >= 1 ? 1.0 / edp : 1.0;
     double trainable;
