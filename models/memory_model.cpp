@@ -20,7 +20,7 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
   report.capacity = gpu.hbm_gb * kGiB * 0.99;
   const auto schedule = pipeline_schedule(plan.pp, plan.vp, w.microbatches);
   const bool lora = training.task == TrainingTask::lora;
-  const double dp = plan.dense_dp();
+  const double dense_dp = plan.dense_dp();
   const double edp = plan.expert_dp();
   const bool low_precision = training.precision == topologies::Precision::fp8 ||
                              training.precision == topologies::Precision::mxfp8 ||
@@ -40,19 +40,19 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
         }
       }
       // The shard, plus the bucket in use and the one being prefetched.
-      weight_bytes =
-          sw.dense_params * 2.0 / dp + sw.expert_params * 2.0 / edp + 2.0 * 2.0 * unsharded_bucket;
+      weight_bytes = sw.dense_params * 2.0 / dense_dp + sw.expert_params * 2.0 / edp +
+                     2.0 * 2.0 * unsharded_bucket;
     }
     m.weights = weight_bytes;
     const double trainable_dense = lora ? sw.trainable_params : sw.dense_params;
     const double trainable_expert = lora ? 0.0 : sw.expert_params;
     // Main gradients (bf16, or fp32 for fp16 training); sharded from ZeRO-2 on.
     const double grad_share = plan.zero >= 2;
-    m.gradients = w.grad_bytes * (trainable_dense / (grad_share ? dp : 1.0) +
+    m.gradients = w.grad_bytes * (trainable_dense / (grad_share ? dense_dp : 1.0) +
                                   trainable_expert / (grad_share ? edp : 1.0) + unsharded_bucket);
     // Adam: fp32 master weights and two moments, 12 bytes; sharded from ZeRO-1 on.
     const bool opt_share = plan.zero >= 1;
-    m.optimizer = 12.0 * (trainable_dense / (opt_share ? dp : 1.0) +
+    m.optimizer = 12.0 * (trainable_dense / (opt_share ? dense_dp : 1.0) +
                           trainable_expert / (opt_share ? edp : 1.0));
     // Peak activations over the schedule: chunks forwarded but not yet backwarded (under this
     // plan's recomputed and offloaded layers, which need not be those the chunks were built for).

@@ -69,10 +69,11 @@ namespace {
 
 // Megatron-Core's DDP bucket: max(40M, 1M x DP) parameters (distributed_data_parallel_config.py
 // bucket_size; Megatron-LM arguments.py --ddp-bucket-size default): 40M at the DP sizes of these
-// sources, 80 MB of bf16 gradients, 160 MB of fp32 ones.
+// sources, in the stack's gradient dtype (80 MB of bf16 gradients, 160 MB of fp32 ones).
 constexpr double kMcoreBucketParams = 40e6;
-constexpr double kMcoreBucketBytes = kMcoreBucketParams * 2;
-constexpr double kMcoreFp32BucketBytes = kMcoreBucketParams * 4;
+void set_mcore_buckets(SoftwareStack& s) {
+  s.bucket_bytes = kMcoreBucketParams * s.gradient_bytes(topologies::Precision::bf16);
+}
 
 const SoftwareFact kMegatronFp32Grads{
     "bf16 training accumulates and all-reduces (reduce-scatters, with the distributed optimizer) "
@@ -146,8 +147,8 @@ std::vector<SoftwareStack> make_presets() {
     s.framework = "megatron-core";
     s.version = "r0.8.0";
     s.released = "2024-07";
-    s.bucket_bytes = kMcoreFp32BucketBytes;
     s.grad_reduce_fp32 = true;
+    set_mcore_buckets(s);
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
@@ -163,7 +164,7 @@ std::vector<SoftwareStack> make_presets() {
     s.framework = "nemo";
     s.version = "24.07";
     s.grad_reduce_fp32 = false;
-    s.bucket_bytes = kMcoreBucketBytes;
+    set_mcore_buckets(s);
     s.facts = {kTe,
                kTpOverlap,
                kMcoreBuckets,
@@ -369,7 +370,7 @@ std::vector<SoftwareStack> make_presets() {
     s.framework = "megascale";
     s.released = "2024-02";
     s.attention = AttentionKernel::flash2;
-    s.bucket_bytes = kMcoreBucketBytes;
+    set_mcore_buckets(s);
     s.facts = {
         {"built on Megatron-LM; FlashAttention-2 and fused LayerNorm/GeLU kernels",
          "Jiang et al. 2024, MegaScale, arXiv:2402.15627, section 3.3 (efficient operators)"},

@@ -94,6 +94,10 @@ struct SoftwareStack {
   /// when the model trains in bf16 or fp8; false: in bf16, the parameters' dtype. fp16 training
   /// always keeps fp32 gradients (loss scaling).
   bool grad_reduce_fp32 = false;
+  /// Bytes of one gradient element as this software keeps and reduces it for a run in `p`.
+  double gradient_bytes(topologies::Precision p) const {
+    return p == topologies::Precision::fp16 || grad_reduce_fp32 ? 4.0 : 2.0;
+  }
   FlopCount flop_count = FlopCount::megatron_lm;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;

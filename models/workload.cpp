@@ -918,10 +918,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   std::vector<int> first_layer(static_cast<size_t>(virtual_stages), 0);
   for (int v = 1; v < virtual_stages; ++v)
     first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
-  // Gradients are kept and reduced in the software's dtype (SoftwareStack::grad_reduce_fp32);
-  // fp16 training keeps fp32 main gradients for loss scaling.
-  const double grad_bytes =
-      training.precision == Precision::fp16 || options.software.grad_reduce_fp32 ? 4.0 : 2.0;
+  const double grad_bytes = options.software.gradient_bytes(training.precision);
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
   const Precision lm_precision = Precision::bf16;
