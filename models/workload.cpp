@@ -622,6 +622,16 @@ struct LayerEmitter {
       b.moe_comm({Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
     };
     const bool fp8_dispatch = quantized;
+    // Megatron-Core's alltoall dispatcher receives tokens grouped by source rank and sorts them
+    // by local expert before the grouped GEMM ("permutation 2", sort_chunks_by_idxs or a
+    // transpose when padded), and unsorts them before the combine (token_dispatcher.py,
+    // dispatch_postprocess / combine_preprocess, core_v0.15.0): one more read and write of every
+    // routed token each way, and again in backward. DeepEP's dispatcher permutes once, after its
+    // dispatch.
+    const bool local_sort = s.ep > 1 && local_experts > 1 && !software.deepep;
+    auto sort_chunks = [&](const char* name) {
+      if (local_sort) b.memory(name, 2.0 * kActivationBytes * routed * h);
+    };
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
     auto shared_gemms = [&](bool bwd) {
       if (shared <= 0) return;
@@ -650,11 +660,13 @@ struct LayerEmitter {
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync) b.host_sync();
       ep_comm(false, fp8_dispatch);
+      sort_chunks("permute_local");
       quantize_activation(b, Producer::standalone, routed * h);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
+      sort_chunks("unpermute_local");
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
       b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
@@ -665,6 +677,7 @@ struct LayerEmitter {
     b.kernels(backward_kernels(kUnpermuteKernels));
     b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
     ep_comm(false, false);
+    sort_chunks("unpermute_local_bwd");
     quantize_gradient(b, routed * h);
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora)
@@ -674,6 +687,7 @@ struct LayerEmitter {
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
+    sort_chunks("permute_local_bwd");
     ep_comm(true, false);
     b.kernels(backward_kernels(kPermuteKernels));
     b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);

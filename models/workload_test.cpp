@@ -396,6 +396,48 @@ TEST_CASE("the experts' GEMMs run as the software's grouped GEMM", "[workload][m
             .forward.compute.s());
 }
 
+TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and back",
+          "[workload][moe]") {
+  // Qwen3-30B-A3B on EP 8: 16 local experts; 4096 tokens x top-8 routed per micro-batch.
+  Case c = make_case("qwen3-30b-a3b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile profile = default_compute_profile(h100());
+  auto sorts = [&](const Workload& w, bool backward) {
+    std::vector<double> seconds;
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
+      const std::string_view name = op.name;
+      if (name.starts_with("permute_local") || name.starts_with("unpermute_local"))
+        seconds.push_back(op.duration.s());
+    }
+    return seconds;
+  };
+  const Workload w = build(c);
+  // One read and one write of every routed token (bf16) per sort, plus the kernel gap.
+  const double one =
+      memory_seconds(h100(), profile, 2.0 * 2.0 * 4096 * 8 * 2048) + profile.kernel_gap.s();
+  for (bool backward : {false, true}) {
+    INFO(backward);
+    const std::vector<double> s = sorts(w, backward);
+    // Two per MoE layer: every one of the 48 layers of the chunk.
+    REQUIRE(s.size() == 2 * 48);
+    for (double t : s)
+      CHECK(t == Approx(one).epsilon(1e-6));  // integer picoseconds
+  }
+  // Nothing to sort with one local expert (Mixtral's 8 experts on EP 8), without EP, or under
+  // DeepEP, which permutes once after its own dispatch.
+  Case one_local = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  one_local.plan.ep = 8;
+  CHECK(sorts(build(one_local), false).empty());
+  Case no_ep = c;
+  no_ep.plan.ep = 1;
+  CHECK(sorts(build(no_ep), false).empty());
+  LoweringOptions deepep;
+  deepep.software.deepep = true;
+  CHECK(sorts(build_workload(c.model, c.plan, c.training, h100(), profile, deepep), false).empty());
+}
+
 TEST_CASE("host issue time: MoE routing kernels show when the host syncs and falls behind",
           "[workload]") {
   Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
