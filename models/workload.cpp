@@ -628,9 +628,13 @@ struct LayerEmitter {
     // dispatch_postprocess / combine_preprocess, core_v0.15.0): one more read and write of every
     // routed token each way, and again in backward. DeepEP's dispatcher permutes once, after its
     // dispatch.
+    // A permutation reads and writes each of `tokens` hidden states once.
+    auto permutation = [&](const char* name, double tokens) {
+      b.memory(name, 2.0 * kActivationBytes * tokens * h);
+    };
     const bool local_sort = s.ep > 1 && local_experts > 1 && !software.deepep;
     auto sort_chunks = [&](const char* name) {
-      if (local_sort) b.memory(name, 2.0 * kActivationBytes * routed * h);
+      if (local_sort) permutation(name, routed);
     };
     const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
     auto shared_gemms = [&](bool bwd) {
@@ -655,7 +659,7 @@ struct LayerEmitter {
       b.kernels(kRouterKernels);
       b.gemm("router", Precision::bf16, Tr, e.experts, h);
       b.kernels(kPermuteKernels);
-      b.memory("permute", 2.0 * 2.0 * Tr * e.top_k * h);
+      permutation("permute", Tr * e.top_k);
       // The alltoall dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync) b.host_sync();
@@ -669,13 +673,13 @@ struct LayerEmitter {
       sort_chunks("unpermute_local");
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
-      b.memory("unpermute", 2.0 * 2.0 * Tr * e.top_k * h);
+      permutation("unpermute", Tr * e.top_k);
       shared_gemms(false);
       return;
     }
     shared_gemms(true);
     b.kernels(backward_kernels(kUnpermuteKernels));
-    b.memory("unpermute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
+    permutation("unpermute_bwd", Tr * e.top_k);
     ep_comm(false, false);
     sort_chunks("unpermute_local_bwd");
     quantize_gradient(b, routed * h);
@@ -690,7 +694,7 @@ struct LayerEmitter {
     sort_chunks("permute_local_bwd");
     ep_comm(true, false);
     b.kernels(backward_kernels(kPermuteKernels));
-    b.memory("permute_bwd", 2.0 * 2.0 * Tr * e.top_k * h);
+    permutation("permute_bwd", Tr * e.top_k);
     b.kernels(backward_kernels(kRouterKernels));
     b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
     if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
