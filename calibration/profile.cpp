@@ -4,6 +4,7 @@
 
 #include "sim/input_error.hpp"
 #include "topologies/gpu_spec.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::calibration {
 namespace {
@@ -251,7 +252,9 @@ CalibrationProfile default_profile(const std::string& system, const topologies::
   CalibrationProfile p;
   p.system = system;
   p.gpu = gpu.id;
-  p.compute = models::default_compute_profile(gpu);
+  const topologies::SystemPreset* preset = topologies::find_system(system);
+  p.compute = models::default_compute_profile(
+      gpu, preset != nullptr ? preset->cpu : topologies::HostCpu::x86_intel);
   p.collective = models::default_collective_profile(gpu);
   return p;
 }

@@ -178,7 +178,7 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     p.system = preset.name;
     p.gpu = gpu.id;
     p.created = created;
-    p.compute = models::default_compute_profile(gpu);
+    p.compute = models::default_compute_profile(gpu, preset.cpu);
     p.collective = models::default_collective_profile(gpu);
     // Compute: each precision from this GPU's fit, else the nearest relative's.
     std::set<std::string> donors_used;
@@ -218,8 +218,9 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     }
     p.compute.source = fmt::format(
         "GEMM: fitted to the reference GEMM cases of {}{}; attention, memory and launch: defaults "
-        "(FlashAttention-2 efficiencies, 0.8 of HBM, 4 us launches)",
-        gpu.id, donors_used.empty() ? "" : fmt::format(" ({})", fmt::join(donors_used, "; ")));
+        "(FlashAttention-2 efficiencies, 0.8 of HBM, {})",
+        gpu.id, donors_used.empty() ? "" : fmt::format(" ({})", fmt::join(donors_used, "; ")),
+        models::launch_source(preset.cpu));
     // Collectives: this preset's fit, else its donor's.
     std::string from = preset.name;
     auto fit = system_fits.find(from);

@@ -2,7 +2,13 @@
 
 namespace fabricsim::models {
 
-ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu) {
+std::string launch_source(topologies::HostCpu host) {
+  return host == topologies::HostCpu::arm
+             ? "37.08 us of host time per eager op on an Arm (Grace) host, TransformerEngine #2053"
+             : "13.48 us of host time per eager op on an x86 host, TransformerEngine #2053";
+}
+
+ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologies::HostCpu host) {
   ComputeProfile p;
   // GEMM: until a fit replaces them, tiles of 128x128 (the common cuBLAS/CUTLASS Hopper and
   // Ampere tile) and 75% of peak as the large-GEMM ceiling, the middle of the 71-87% that the
@@ -26,12 +32,18 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu) {
   // Memory-bound kernels: a device-to-device copy moved 4.3 of the H200's 4.8 TB/s (0.9) on this
   // workplace's H200 (../.library/device/KINDS.md); fused elementwise kernels reach less: 0.8.
   p.memory_efficiency = 0.8;
-  // Eager PyTorch issues a kernel every few microseconds (op dispatch + cudaLaunchKernel).
-  p.kernel_launch = sim::Time::from_us(4);
+  // Host time to issue one eager PyTorch op (Python, autograd, dispatcher, cudaLaunchKernel):
+  // torch.nn.Linear's forward took 13.48 us of CPU per call on a DGX H100's Xeon 8480C and
+  // 37.08 us on GB200's Grace (33.17 us on GH200), BF16, 8192 x 2048 tokens (TransformerEngine
+  // issue #2053, 2025-08-11). AMD x86 hosts take the Xeon figure and Vera the Grace one
+  // (assumptions: neither is measured there).
+  p.kernel_launch = host == topologies::HostCpu::arm ? sim::Time::from_ps(37'080'000)
+                                                     : sim::Time::from_ps(13'480'000);
   // Between dependent kernels a GPU idles ~1-3 us (drain, launch, ramp-up): 2 us.
   p.kernel_gap = sim::Time::from_us(2);
   p.comm_sm_contention = 1.0;
-  p.source = "defaults (" + gpu.id + "): FlashAttention-2 efficiencies, 0.8 of HBM, 4 us launches";
+  p.source = "defaults (" + gpu.id + "): FlashAttention-2 efficiencies, 0.8 of HBM, " +
+             launch_source(host);
   return p;
 }
 

@@ -8,6 +8,7 @@
 
 #include "sim/units.hpp"
 #include "topologies/gpu_spec.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::models {
 
@@ -59,8 +60,11 @@ struct ComputeProfile {
   GemmParams& gemm_for(topologies::Precision p) { return gemm[static_cast<size_t>(p)]; }
 };
 
-/// Defaults for a GPU before any fit: see the source string of the result for where each comes
-/// from.
-ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu);
+/// Defaults for a GPU before any fit, its kernels issued by a `host` CPU: see the source string
+/// of the result for where each comes from.
+ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu,
+                                       topologies::HostCpu host = topologies::HostCpu::x86_intel);
+/// Where the default kernel_launch for a host CPU comes from, for profile sources.
+std::string launch_source(topologies::HostCpu host);
 
 }  // namespace fabricsim::models

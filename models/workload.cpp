@@ -130,19 +130,10 @@ class ProgramBuilder {
   int quantized_tensors() const { return quantized_tensors_; }
   /// Inside a CUDA graph the host replays captured kernels without launching each one.
   void graphed(bool on) { graphed_ = on; }
-  /// The host waits for the GPU here (a device-to-host copy): kernels issued since the last
-  /// sync could run ahead of the GPU only as far as the GPU was busy; the rest the GPU waits.
+  /// The host waits for the GPU here (a device-to-host copy): whatever it had issued ahead is
+  /// drained, and the next kernel starts only once the host has issued it.
   void host_sync() {
-    if (host_ > queued_) {
-      WorkOp w;
-      w.kind = WorkOp::Kind::compute;
-      w.name = "host_bound";
-      w.compute = ComputeKind::memory;
-      w.duration = host_ - queued_;
-      w.overhead = w.duration;
-      push(w);
-    }
-    host_ = sim::Time::zero();
+    host_ = graphed_ ? sim::Time::zero() : profile_.kernel_launch;
     queued_ = sim::Time::zero();
   }
   /// GPU time issued in this pass so far.
@@ -201,16 +192,20 @@ class ProgramBuilder {
     w.name = name;
     w.compute = kind;
     const double work = seconds / profile_.sustained_efficiency * (1.0 + contended_);
-    // Eager: a kernel shorter than its launch waits for the next one (launch-bound); a CUDA
-    // graph replays kernels back to back.
-    const double floor = graphed_ ? 0.0 : profile_.kernel_launch.s();
-    const double total = std::max(work + profile_.kernel_gap.s(), floor);
-    w.duration = sim::Time::from_s(total);
-    w.overhead = sim::Time::from_s(total - work);
+    // The host and the GPU race from the last sync: eager, the host spends kernel_launch on each
+    // kernel (a CUDA graph replays them without), issuing an op while the GPU runs the one
+    // before, and the GPU idles when it is done before the host has issued what comes next.
+    // Long kernels let the host run ahead; a run of short ones spends that lead, then waits on
+    // the host (launch-bound: each op then costs its launches).
+    // An op of several kernels (kernels()) finishes only after the host has issued the last.
+    const int64_t launches = graphed_ ? 0 : kernels_;
+    if (launches > 1) host_ += profile_.kernel_launch * (launches - 1);
+    const sim::Time idle = host_ > queued_ ? host_ - queued_ : sim::Time::zero();
+    if (launches > 0) host_ += profile_.kernel_launch;
+    const sim::Time busy = sim::Time::from_s(work + profile_.kernel_gap.s());
+    w.duration = busy + idle;
+    w.overhead = w.duration - sim::Time::from_s(work);
     w.flops = flops;
-    // A logical op of several small kernels costs the host one launch each, which shows only
-    // where the host falls behind the GPU (host_sync).
-    if (!graphed_) host_ += profile_.kernel_launch * static_cast<int64_t>(kernels_);
     queued_ += w.duration;
     kernels_ = 1;
     push(w);
@@ -221,8 +216,8 @@ class ProgramBuilder {
   const ComputeProfile& profile_;
   const SoftwareStack& software_;
   double contended_ = 0;
-  sim::Time host_;    ///< host issue time since the last sync
-  sim::Time queued_;  ///< GPU time queued since the last sync
+  sim::Time host_;    ///< when the host has issued the ops so far, from the last sync
+  sim::Time queued_;  ///< when the GPU finishes them, from the last sync
   int kernels_ = 1;
   bool graphed_ = false;
   int split_ = 1;
