@@ -1,11 +1,27 @@
 #include "models/compute_profile.hpp"
 
+#include <fmt/format.h>
+
 namespace fabricsim::models {
 
+namespace {
+
+// Host time to issue one eager PyTorch op (Python, autograd, dispatcher, cudaLaunchKernel):
+// torch.nn.Linear's forward took 13.48 us of CPU per call on a DGX H100's Xeon 8480C and
+// 37.08 us on GB200's Grace (33.17 us on GH200), BF16, 8192 x 2048 tokens (TransformerEngine
+// issue #2053, 2025-08-11). AMD x86 hosts take the Xeon figure and Vera the Grace one
+// (assumptions: neither is measured there).
+sim::Time eager_launch(topologies::HostCpu host) {
+  return host == topologies::HostCpu::arm ? sim::Time::from_ps(37'080'000)
+                                          : sim::Time::from_ps(13'480'000);
+}
+
+}  // namespace
+
 std::string launch_source(topologies::HostCpu host) {
-  return host == topologies::HostCpu::arm
-             ? "37.08 us of host time per eager op on an Arm (Grace) host, TransformerEngine #2053"
-             : "13.48 us of host time per eager op on an x86 host, TransformerEngine #2053";
+  return fmt::format("{:.2f} us of host time per eager op on {} host, TransformerEngine #2053",
+                     eager_launch(host).s() * 1e6,
+                     host == topologies::HostCpu::arm ? "an Arm (Grace)" : "an x86");
 }
 
 ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologies::HostCpu host) {
@@ -32,13 +48,7 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologie
   // Memory-bound kernels: a device-to-device copy moved 4.3 of the H200's 4.8 TB/s (0.9) on this
   // workplace's H200 (../.library/device/KINDS.md); fused elementwise kernels reach less: 0.8.
   p.memory_efficiency = 0.8;
-  // Host time to issue one eager PyTorch op (Python, autograd, dispatcher, cudaLaunchKernel):
-  // torch.nn.Linear's forward took 13.48 us of CPU per call on a DGX H100's Xeon 8480C and
-  // 37.08 us on GB200's Grace (33.17 us on GH200), BF16, 8192 x 2048 tokens (TransformerEngine
-  // issue #2053, 2025-08-11). AMD x86 hosts take the Xeon figure and Vera the Grace one
-  // (assumptions: neither is measured there).
-  p.kernel_launch = host == topologies::HostCpu::arm ? sim::Time::from_ps(37'080'000)
-                                                     : sim::Time::from_ps(13'480'000);
+  p.kernel_launch = eager_launch(host);
   // Between dependent kernels a GPU idles ~1-3 us (drain, launch, ramp-up): 2 us.
   p.kernel_gap = sim::Time::from_us(2);
   p.comm_sm_contention = 1.0;

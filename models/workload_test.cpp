@@ -41,6 +41,19 @@ int count_ops(const PassProgram& p, const std::function<bool(const WorkOp&)>& pr
   return n;
 }
 
+/// Compute ops (kernels as the host issues them) in a pass.
+int64_t kernel_count(const PassProgram& p) {
+  return count_ops(p, [](const WorkOp& op) { return op.kind == WorkOp::Kind::compute; });
+}
+
+/// What the GPU of a pass waits on the host: its kernels' overhead beyond the gaps.
+sim::Time host_wait(const PassProgram& p, const ComputeProfile& profile) {
+  sim::Time t;
+  for (const WorkOp& op : p.ops)
+    if (op.kind == WorkOp::Kind::compute) t += op.overhead - profile.kernel_gap;
+  return t;
+}
+
 bool is_collective(const WorkOp& op) {
   return op.kind == WorkOp::Kind::comm || op.kind == WorkOp::Kind::comm_start;
 }
@@ -454,31 +467,21 @@ TEST_CASE("host issue time: MoE routing kernels show when the host syncs and fal
   sync.software.moe_host_sync = true;
   LoweringOptions no_sync = sync;
   no_sync.software.moe_host_sync = false;
-  // What the GPU of a pass waits on the host: overhead beyond the kernel gaps.
-  const auto waited = [](const PassProgram& pass, const ComputeProfile& p) {
-    sim::Time t;
-    for (const WorkOp& op : pass.ops)
-      if (op.kind == WorkOp::Kind::compute) t += op.overhead - p.kernel_gap;
-    return t;
-  };
   const Workload a = build_workload(moe.model, moe.plan, moe.training, h100(), slow_host, sync);
   const Workload b = build_workload(moe.model, moe.plan, moe.training, h100(), slow_host, no_sync);
   const PassProgram& fa = a.stages[0].chunks[0].forward;
   const PassProgram& fb = b.stages[0].chunks[0].forward;
   // A sync spends the lead the host built over GPU-heavy layers: never shorter.
-  CHECK(waited(fa, slow_host) > waited(fb, slow_host));
+  CHECK(host_wait(fa, slow_host) > host_wait(fb, slow_host));
   CHECK(fa.compute > fb.compute);
   // However far ahead it ran, the GPU cannot finish a pass before the host has issued it: every
   // kernel but the first costs the host 400 us.
-  int64_t kernels = 0;
-  for (const WorkOp& op : fb.ops)
-    if (op.kind == WorkOp::Kind::compute) ++kernels;
-  CHECK(fb.compute >= slow_host.kernel_launch * (kernels - 1));
+  CHECK(fb.compute >= slow_host.kernel_launch * (kernel_count(fb) - 1));
   // A fast host never falls behind: nothing beyond the gaps.
   ComputeProfile fast_host = default_compute_profile(h100());
   fast_host.kernel_launch = sim::Time::from_ps(1);
   const Workload c = build_workload(moe.model, moe.plan, moe.training, h100(), fast_host, sync);
-  CHECK(waited(c.stages[0].chunks[0].forward, fast_host) < sim::Time::from_ns(1));
+  CHECK(host_wait(c.stages[0].chunks[0].forward, fast_host) < sim::Time::from_ns(1));
 }
 
 TEST_CASE("the default host issue time per eager op follows the host CPU", "[workload]") {
@@ -520,17 +523,9 @@ TEST_CASE("CUDA graphs remove the host issue time of captured kernels", "[worklo
   const PassProgram& fe = e.stages[0].chunks[0].forward;
   const PassProgram& fg = g.stages[0].chunks[0].forward;
   // Eager, the host issues every kernel at 500 us: the pass cannot end sooner.
-  int64_t kernels = 0;
-  for (const WorkOp& op : fe.ops)
-    if (op.kind == WorkOp::Kind::compute) ++kernels;
-  CHECK(fe.compute >= p.kernel_launch * (kernels - 1));
+  CHECK(fe.compute >= p.kernel_launch * (kernel_count(fe) - 1));
   // A full graph replays its layers' kernels back to back: less waiting on the host.
-  sim::Time waited_e, waited_g;
-  for (const WorkOp& op : fe.ops)
-    if (op.kind == WorkOp::Kind::compute) waited_e += op.overhead - p.kernel_gap;
-  for (const WorkOp& op : fg.ops)
-    if (op.kind == WorkOp::Kind::compute) waited_g += op.overhead - p.kernel_gap;
-  CHECK(waited_g < waited_e);
+  CHECK(host_wait(fg, p) < host_wait(fe, p));
   CHECK(fg.compute < fe.compute);
 }
 
