@@ -159,6 +159,8 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
                           {"moe_layer_freq", e.moe_layer_freq.value_or(1)}};
     if (e.shared_experts.value_or(0) > 0)
       moe["shared_expert_ffn"] = e.shared_expert_ffn.value_or(e.expert_ffn.value_or(ffn));
+    // Expert biases are not in the case format: a fact of the named model (GPT-OSS).
+    if (preset != nullptr && preset->moe && preset->moe->expert_bias) moe["expert_bias"] = true;
     model["moe"] = std::move(moe);
   }
   const CasePlanSizes sizes = case_plan_sizes(c);

@@ -68,6 +68,7 @@ MoeConfig read_moe(const JsonValue& v, const std::optional<MoeConfig>& base) {
   });
   read_into(r, "router_aux_free", false, m.router_aux_free,
             [](const JsonValue& x) { return x.as_bool(); });
+  read_into(r, "expert_bias", false, m.expert_bias, [](const JsonValue& x) { return x.as_bool(); });
   r.finish();
   return m;
 }
@@ -266,6 +267,7 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
         {"capacity_factor", m.capacity_factor},
         {"load_imbalance", m.load_imbalance},
         {"router_aux_free", m.router_aux_free},
+        {"expert_bias", m.expert_bias},
     };
   }
   if (c.mla) {

@@ -107,7 +107,8 @@ TransformerConfig gpt_oss_120b() {
       "openai/gpt-oss-120b config.json and its model card (arXiv:2508.10925, Table 1): 36 "
       "layers, hidden 2880, 64 query heads of 64, 8 KV heads, 128 experts top-4 of width 2880 "
       "with the clamped gate x sigmoid(1.702 x) (up + 1) (swiglu_limit 7), vocab 201088, "
-      "untied; its attention and expert biases are not counted (<0.1%); 116.83B total, 5.13B "
+      "untied; its attention and expert biases are not counted as parameters (<0.1%), but applying "
+      "the expert biases is timed; 116.83B total, 5.13B "
       "active counting the embedding once. "
       "The training length is not published (4096 here); the banded attention of every other "
       "layer (window 128) and the attention sinks are not modelled.");
@@ -118,6 +119,7 @@ TransformerConfig gpt_oss_120b() {
   m.top_k = 4;
   m.expert_ffn = 2880;
   m.capacity_factor = 0;
+  m.expert_bias = true;
   c.moe = m;
   return c;
 }

@@ -37,6 +37,9 @@ struct MoeConfig {
   /// a capacity factor every rank's buffers hold capacity x the mean instead.
   double load_imbalance = 1.0;
   bool router_aux_free = false;  ///< load balancing by router bias instead of an aux loss
+  /// Experts' linear layers carry biases (GPT-OSS). Megatron-Core adds fc2's bias after the
+  /// grouped GEMM, weighted by the router probability, one expert at a time in PyTorch.
+  bool expert_bias = false;
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
 };
 

@@ -628,6 +628,27 @@ struct LayerEmitter {
       b.memory(name, 2.0 * kActivationBytes * tokens * h);
     };
     const bool local_sort = s.ep > 1 && local_experts > 1 && !software.deepep;
+    // GPT-OSS's clamped GLU: Megatron-Core (core_v0.15.0 fused_bias_geglu.py,
+    // weighted_bias_quick_geglu_impl) clamps the gate and linear halves and concatenates them in
+    // PyTorch before its compiled activation kernel: two clamps (each reads and writes half the
+    // fc1 output) and a cat (reads and writes all of it); backward, the two clamp gradients
+    // (gradient and saved input read, gradient written) and chunk's cat of them.
+    const bool clamped_glu = model.mlp == MlpKind::quick_geglu;
+    auto glu_clamp = [&](const char* name, double elements_per_half) {
+      if (!clamped_glu) return;
+      b.kernels(3);
+      b.memory(name, (backward ? 10.0 : 8.0) * kActivationBytes * routed * elements_per_half);
+    };
+    // Expert biases: TEGroupedMLP._apply_bias (core_v0.15.0 experts.py) splits fc2's output by
+    // expert and computes t + bias x prob expert by expert, then concatenates: per expert a
+    // multiply (writes the weighted bias) and an add (reads two, writes one), and the cat (reads
+    // and writes every token). Backward: the multiply's two gradients (a product and a
+    // reduction each) per expert and the split's cat of the gradients.
+    auto expert_bias = [&](const char* name) {
+      if (!e.expert_bias) return;
+      b.kernels(backward ? 4 * local_experts + 1 : 2 * local_experts + 1);
+      b.memory(name, (backward ? 8.0 : 6.0) * kActivationBytes * routed * h);
+    };
     auto sort_chunks = [&](const char* name) {
       if (local_sort) permutation(name, routed);
     };
@@ -662,9 +683,11 @@ struct LayerEmitter {
       sort_chunks("permute_local");
       quantize_activation(b, Producer::standalone, routed * h);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
+      glu_clamp("act_clamp", e.expert_ffn);
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
+      expert_bias("expert_bias");
       sort_chunks("unpermute_local");
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
@@ -677,11 +700,13 @@ struct LayerEmitter {
     permutation("unpermute_bwd", Tr * e.top_k);
     ep_comm(false, false);
     sort_chunks("unpermute_local_bwd");
+    expert_bias("expert_bias_bwd");
     quantize_gradient(b, routed * h);
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+    glu_clamp("act_clamp_bwd", e.expert_ffn);
     quantize_gradient(b, routed * gate * e.expert_ffn);
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)

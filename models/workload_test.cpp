@@ -453,6 +453,71 @@ TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and bac
   CHECK(sorts(build_workload(c.model, c.plan, c.training, h100(), profile, deepep), false).empty());
 }
 
+TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the grouped GEMMs",
+          "[workload][moe]") {
+  // gpt-oss-120b on EP 8: 16 local experts; 4096 tokens x top-4 routed per micro-batch, hidden
+  // and expert width 2880.
+  Case c = make_case("gpt-oss-120b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  REQUIRE(c.model.moe->expert_bias);
+  const ComputeProfile profile = default_compute_profile(h100());
+  const Workload w = build(c);
+  const ChunkWork& chunk = w.stages[0].chunks[0];
+  ComputeProfile slow_host = profile;
+  slow_host.kernel_launch = sim::Time::from_s(1);
+  const Workload slow = build_workload(c.model, c.plan, c.training, h100(), slow_host);
+  const double routed = 4096.0 * 4, width = 2880;
+  // GPU work of one op: its duration less the host's part, plus the one kernel gap of an op.
+  auto work = [&](const WorkOp& op) {
+    return (op.duration - op.overhead).s() + profile.kernel_gap.s();
+  };
+  auto bf16_traffic = [&](double bytes) {
+    return memory_seconds(h100(), profile, bytes) + profile.kernel_gap.s();
+  };
+  struct Expected {
+    const char* name;
+    bool backward;
+    double bytes;  // HBM traffic per routed token and hidden (or expert-width) element, bf16
+    int kernels;
+  };
+  // Clamp: two clamps (read, write half each) and a cat (read, write all): 8 accesses of half;
+  // backward two clamp gradients (3 accesses each) and a cat (4). Bias: a multiply (write), an
+  // add (two reads, a write) and a cat (read, write) per element; backward two products and two
+  // reductions (6) and a cat (2). Kernels: 3 per clamp step; per expert 2 (4) plus the cat.
+  for (const Expected& e :
+       {Expected{"act_clamp", false, 8 * 2.0, 3}, Expected{"act_clamp_bwd", true, 10 * 2.0, 3},
+        Expected{"expert_bias", false, 6 * 2.0, 2 * 16 + 1},
+        Expected{"expert_bias_bwd", true, 8 * 2.0, 4 * 16 + 1}}) {
+    INFO(e.name);
+    const PassProgram& pass = e.backward ? chunk.backward : chunk.forward;
+    CHECK(count_ops(pass, [&](const WorkOp& op) { return std::string_view(op.name) == e.name; }) ==
+          36);
+    const WorkOp& op = find_op(pass, e.name);
+    CHECK(work(op) == Approx(bf16_traffic(e.bytes * routed * width)).epsilon(1e-6));
+    // With a host that takes a second per launch the GPU waits for every one of the op's
+    // kernels, less the little work it had queued.
+    const ChunkWork& slow_chunk = slow.stages[0].chunks[0];
+    const WorkOp& slow_op = find_op(e.backward ? slow_chunk.backward : slow_chunk.forward, e.name);
+    CHECK(slow_op.overhead.s() > e.kernels - 0.5);
+    CHECK(slow_op.overhead.s() < e.kernels + 0.01);
+  }
+  // A SwiGLU model without expert biases (Qwen3) has none of them.
+  const Workload q = build(make_case("qwen3-30b-a3b", 1, 1, 8, 64));
+  for (const char* name : {"act_clamp", "expert_bias"}) {
+    CHECK(count_ops(q.stages[0].chunks[0].forward,
+                    [&](const WorkOp& op) { return std::string_view(op.name) == name; }) == 0);
+  }
+  // And taking the biases away removes only their ops' time.
+  Case no_bias = c;
+  no_bias.model.moe->expert_bias = false;
+  const Workload nb = build(no_bias);
+  CHECK(count_ops(nb.stages[0].chunks[0].forward, [](const WorkOp& op) {
+          return std::string_view(op.name) == "expert_bias";
+        }) == 0);
+  CHECK(nb.stages[0].chunks[0].forward.compute < chunk.forward.compute);
+}
+
 TEST_CASE("host issue time: MoE routing kernels show when the host syncs and falls behind",
           "[workload]") {
   Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
