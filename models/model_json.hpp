@@ -20,7 +20,7 @@
 //                    has MoE, whose values are then the defaults); shared_experts (>= 0, default
 //                    0), shared_expert_ffn (> 0 when shared_experts > 0), dense_layers (>= 0,
 //                    < layers, default 0), moe_layer_freq (default 1), capacity_factor (>= 0,
-//                    0 = dropless, default 1), router_aux_free (bool, default false),
+//                    0 = dropless, default 0), router_aux_free (bool, default false),
 //                    expert_bias (bool, default false)
 //   mla              object: kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
 //                    (required unless the preset has MLA); q_lora_rank (>= 0, 0 = queries not

@@ -46,7 +46,7 @@ TEST_CASE("a full description with defaults", "[model]") {
   CHECK_FALSE(c.bias);
   REQUIRE(c.moe.has_value());
   CHECK(c.moe->moe_layer_freq == 1);
-  CHECK(c.moe->capacity_factor == 1.0);
+  CHECK(c.moe->capacity_factor == 0.0);  // dropless, Megatron-Core's default
   CHECK_FALSE(c.mla.has_value());
   // An explicit head_dim lifts the divisibility rule.
   CHECK(read(R"({"name": "m", "layers": 4, "hidden": 100, "ffn": 400, "heads": 3, "head_dim": 32,

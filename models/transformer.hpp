@@ -29,9 +29,11 @@ struct MoeConfig {
   int expert_ffn = 0;
   int shared_experts = 0;  ///< always-active experts (DeepSeek)
   int shared_expert_ffn = 0;
-  int dense_layers = 0;          ///< leading layers with a dense MLP of `ffn`
-  int moe_layer_freq = 1;        ///< after those, layer i is MoE when i % moe_layer_freq == 0
-  double capacity_factor = 1.0;  ///< 0 = dropless
+  int dense_layers = 0;    ///< leading layers with a dense MLP of `ffn`
+  int moe_layer_freq = 1;  ///< after those, layer i is MoE when i % moe_layer_freq == 0
+  /// 0 = dropless (Megatron-Core's default, moe_expert_capacity_factor None); > 0: tokens over
+  /// capacity are dropped and every expert's buffer is padded to capacity.
+  double capacity_factor = 0;
   /// Dropless routing: tokens the most loaded expert-parallel rank receives over the mean (1 =
   /// balanced, as benchmarks force it; real routing with a balancing loss runs above 1). With
   /// a capacity factor every rank's buffers hold capacity x the mean instead.

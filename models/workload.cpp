@@ -593,8 +593,14 @@ struct LayerEmitter {
   }
 
   void moe(ProgramBuilder& b, bool backward) const {
-    b.graphed(false);  // dropless routing syncs with the host: not capturable
     const MoeConfig& e = *model.moe;
+    // Drop-and-pad routing (a capacity factor: every expert's buffer padded to capacity) has
+    // static shapes, so Megatron-Core's alltoall dispatcher copies no token counts to the host
+    // (token_dispatcher.py, core_v0.14.0: the sync point stays "no_sync" under drop_and_pad) and
+    // the block can be captured in a CUDA graph. Dropless routing cannot, nor DeepEP's normal
+    // kernels, whose host waits for the received token counts.
+    const bool static_shapes = e.capacity_factor > 0 && !software.deepep;
+    b.graphed(static_shapes && software.cuda_graphs == CudaGraphs::full);
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
     const int local_experts = std::max(1, e.experts / s.ep);
@@ -676,9 +682,9 @@ struct LayerEmitter {
       b.gemm("router", Precision::bf16, Tr, e.experts, h);
       b.kernels(kPermuteKernels);
       permutation("permute", Tr * e.top_k);
-      // The alltoall dispatcher copies the per-expert token counts to the host (the grouped
+      // The dropless dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
-      if (software.moe_host_sync) b.host_sync();
+      if (software.moe_host_sync && !static_shapes) b.host_sync();
       ep_comm(false, fp8_dispatch);
       sort_chunks("permute_local");
       quantize_activation(b, Producer::standalone, routed * h);

@@ -549,6 +549,43 @@ TEST_CASE("host issue time: MoE routing kernels show when the host syncs and fal
   CHECK(host_wait(c.stages[0].chunks[0].forward, fast_host) < sim::Time::from_ns(1));
 }
 
+TEST_CASE("drop-and-pad routing has static shapes: no host sync, and full CUDA graphs capture it",
+          "[workload][moe]") {
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.seq_len = 1024;
+  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  REQUIRE(moe.model.moe->capacity_factor == 0);  // the preset is dropless
+  ComputeProfile slow_host = default_compute_profile(h100());
+  slow_host.kernel_launch = sim::Time::from_us(400);
+  LoweringOptions opts;
+  opts.software.moe_host_sync = true;
+  auto forward_wait = [&](const Case& c, const LoweringOptions& o) {
+    const Workload w = build_workload(c.model, c.plan, c.training, h100(), slow_host, o);
+    return host_wait(w.stages[0].chunks[0].forward, slow_host);
+  };
+  Case padded = moe;
+  padded.model.moe->capacity_factor = 1.0;  // the same tokens per expert, balanced
+  LoweringOptions no_sync = opts;
+  no_sync.software.moe_host_sync = false;
+  // Padded to capacity, the dispatcher waits for nothing: as if the software never synced.
+  CHECK(forward_wait(padded, opts) == forward_wait(moe, no_sync));
+  CHECK(forward_wait(padded, opts) < forward_wait(moe, opts));
+  // DeepEP's normal kernels wait on the host for the received counts, padded or not.
+  LoweringOptions deepep = opts;
+  deepep.software.deepep = true;
+  LoweringOptions deepep_no_sync = deepep;
+  deepep_no_sync.software.moe_host_sync = false;
+  CHECK(forward_wait(padded, deepep) > forward_wait(padded, deepep_no_sync));
+  // Full-layer graphs capture the padded MoE block as well: the host replays it.
+  LoweringOptions graphs = opts;
+  graphs.software.cuda_graphs = CudaGraphs::full;
+  LoweringOptions graphs_no_sync = graphs;
+  graphs_no_sync.software.moe_host_sync = false;
+  CHECK(forward_wait(padded, graphs) < forward_wait(moe, graphs_no_sync));
+  CHECK(forward_wait(moe, graphs) > forward_wait(padded, graphs));
+}
+
 TEST_CASE("the default host issue time per eager op follows the host CPU", "[workload]") {
   // TransformerEngine #2053: torch.nn.Linear forward, 13.48 us of CPU on a Xeon 8480C, 37.08 us
   // on Grace.
