@@ -1,8 +1,8 @@
 #include "calibration/profile_fit.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>

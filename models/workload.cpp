@@ -640,10 +640,10 @@ struct LayerEmitter {
     // fc1 output) and a cat (reads and writes all of it); backward, the two clamp gradients
     // (gradient and saved input read, gradient written) and chunk's cat of them.
     const bool clamped_glu = model.mlp == MlpKind::quick_geglu;
-    auto glu_clamp = [&](const char* name, double elements_per_half) {
+    auto glu_clamp = [&](const char* name) {
       if (!clamped_glu) return;
       b.kernels(3);
-      b.memory(name, (backward ? 10.0 : 8.0) * kActivationBytes * routed * elements_per_half);
+      b.memory(name, (backward ? 10.0 : 8.0) * kActivationBytes * routed * e.expert_ffn);
     };
     // Expert biases: TEGroupedMLP._apply_bias (core_v0.15.0 experts.py) splits fc2's output by
     // expert and computes t + bias x prob expert by expert, then concatenates: per expert a
@@ -689,7 +689,7 @@ struct LayerEmitter {
       sort_chunks("permute_local");
       quantize_activation(b, Producer::standalone, routed * h);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
-      glu_clamp("act_clamp", e.expert_ffn);
+      glu_clamp("act_clamp");
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
@@ -712,7 +712,7 @@ struct LayerEmitter {
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-    glu_clamp("act_clamp_bwd", e.expert_ffn);
+    glu_clamp("act_clamp_bwd");
     quantize_gradient(b, routed * gate * e.expert_ffn);
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)

@@ -62,6 +62,16 @@ std::function<bool(const WorkOp&)> collective_of(GroupKind g) {
   return [g](const WorkOp& op) { return is_collective(op) && op.group == g; };
 }
 
+std::function<bool(const WorkOp&)> named(std::string_view name) {
+  return [name](const WorkOp& op) { return name == op.name; };
+}
+
+/// GPU work of a compute op with its one inter-kernel gap: its duration less what it waited on
+/// the host.
+double gpu_work(const WorkOp& op, const ComputeProfile& profile) {
+  return (op.duration - op.overhead).s() + profile.kernel_gap.s();
+}
+
 const WorkOp& find_op(const PassProgram& p, std::string_view name) {
   for (const WorkOp& op : p.ops) {
     if (op.kind == WorkOp::Kind::compute && name == op.name) return op;
@@ -424,7 +434,7 @@ TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and bac
     for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
       const std::string_view name = op.name;
       if (name.starts_with("permute_local") || name.starts_with("unpermute_local"))
-        seconds.push_back(op.duration.s() - op.overhead.s() + profile.kernel_gap.s());
+        seconds.push_back(gpu_work(op, profile));
     }
     return seconds;
   };
@@ -468,10 +478,6 @@ TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the
   slow_host.kernel_launch = sim::Time::from_s(1);
   const Workload slow = build_workload(c.model, c.plan, c.training, h100(), slow_host);
   const double routed = 4096.0 * 4, width = 2880;
-  // GPU work of one op: its duration less the host's part, plus the one kernel gap of an op.
-  auto work = [&](const WorkOp& op) {
-    return (op.duration - op.overhead).s() + profile.kernel_gap.s();
-  };
   auto bf16_traffic = [&](double bytes) {
     return memory_seconds(h100(), profile, bytes) + profile.kernel_gap.s();
   };
@@ -491,10 +497,9 @@ TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the
         Expected{"expert_bias_bwd", true, 8 * 2.0, 4 * 16 + 1}}) {
     INFO(e.name);
     const PassProgram& pass = e.backward ? chunk.backward : chunk.forward;
-    CHECK(count_ops(pass, [&](const WorkOp& op) { return std::string_view(op.name) == e.name; }) ==
-          36);
+    CHECK(count_ops(pass, named(e.name)) == 36);
     const WorkOp& op = find_op(pass, e.name);
-    CHECK(work(op) == Approx(bf16_traffic(e.bytes * routed * width)).epsilon(1e-6));
+    CHECK(gpu_work(op, profile) == Approx(bf16_traffic(e.bytes * routed * width)).epsilon(1e-6));
     // With a host that takes a second per launch the GPU waits for every one of the op's
     // kernels, less the little work it had queued.
     const ChunkWork& slow_chunk = slow.stages[0].chunks[0];
@@ -505,16 +510,13 @@ TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the
   // A SwiGLU model without expert biases (Qwen3) has none of them.
   const Workload q = build(make_case("qwen3-30b-a3b", 1, 1, 8, 64));
   for (const char* name : {"act_clamp", "expert_bias"}) {
-    CHECK(count_ops(q.stages[0].chunks[0].forward,
-                    [&](const WorkOp& op) { return std::string_view(op.name) == name; }) == 0);
+    CHECK(count_ops(q.stages[0].chunks[0].forward, named(name)) == 0);
   }
   // And taking the biases away removes only their ops' time.
   Case no_bias = c;
   no_bias.model.moe->expert_bias = false;
   const Workload nb = build(no_bias);
-  CHECK(count_ops(nb.stages[0].chunks[0].forward, [](const WorkOp& op) {
-          return std::string_view(op.name) == "expert_bias";
-        }) == 0);
+  CHECK(count_ops(nb.stages[0].chunks[0].forward, named("expert_bias")) == 0);
   CHECK(nb.stages[0].chunks[0].forward.compute < chunk.forward.compute);
 }
 
