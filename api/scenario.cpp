@@ -152,6 +152,8 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     // flex with the DeepEP backend), over the preset's.
     if (choice.deepep) sc.lowering.software.deepep = *choice.deepep;
     if (choice.grouped_gemm) sc.lowering.software.grouped_gemm = *choice.grouped_gemm;
+    if (choice.cuda_graphs) sc.lowering.software.cuda_graphs = *choice.cuda_graphs;
+    if (choice.graph_moe_router) sc.lowering.software.graph_moe_router = *choice.graph_moe_router;
   }
   {
     const models::SoftwareStack& stack = sc.lowering.software;
@@ -235,6 +237,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
   return {{"preset", stack.id},
           {"attention_kernel", models::to_string(stack.attention)},
           {"cuda_graphs", models::to_string(stack.cuda_graphs)},
+          {"cuda_graph_moe_router", stack.graph_moe_router},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

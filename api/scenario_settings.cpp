@@ -654,6 +654,30 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return models::to_string(s.lowering.software.grouped_gemm);
          }}),
+    row({.pointer = "/software/cuda_graphs",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "what of each transformer layer is captured in CUDA graphs (no host launch "
+                    "per kernel): `none`, `attention` (the attention sub-layer, Transformer "
+                    "Engine's scope attn) or `full` (whole dense layers, and MoE layers of "
+                    "static shape: drop-and-pad routing without DeepEP)",
+         .choices = "none|attention|full"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.cuda_graphs = models::cuda_graphs_from(v.as_string());
+         },
+         [](const Scenario& s) -> json {
+           return models::to_string(s.lowering.software.cuda_graphs);
+         }}),
+    row({.pointer = "/software/cuda_graph_moe_router",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the preset's",
+         .meaning = "the MoE router and the dispatcher's preprocessing are captured in CUDA "
+                    "graphs too (Transformer Engine scopes moe_router, moe_preprocess); the "
+                    "dropless dispatcher's host sync stays"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.graph_moe_router = v.as_bool(); },
+         [](const Scenario& s) -> json { return s.lowering.software.graph_moe_router; }}),
 
     // the calibration profile
     row({.pointer = "/calibration",

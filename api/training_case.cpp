@@ -1,8 +1,8 @@
 #include "api/training_case.hpp"
 
 #include <algorithm>
-#include <cctype>
 
+#include "models/bridge_recipes.hpp"
 #include "models/model_presets.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -68,17 +68,9 @@ namespace {
 /// 671B" is deepseek-v3), whose layers, hidden size, heads and KV heads are the case's; nullptr
 /// otherwise.
 const models::TransformerConfig* matching_preset(const calibration::CaseModel& m) {
-  auto key = [](std::string_view name) {
-    std::string out;
-    for (const char ch : name) {
-      if (std::isalnum(static_cast<unsigned char>(ch)))
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    }
-    return out;
-  };
-  const std::string wanted = key(m.name);
+  const std::string wanted = models::model_name_key(m.name);
   for (const models::TransformerConfig& p : models::model_presets()) {
-    const std::string name = key(p.name);
+    const std::string name = models::model_name_key(p.name);
     if (name.empty() || wanted.rfind(name, 0) != 0) continue;
     if (p.layers == m.layers && p.hidden == m.hidden && p.heads == m.heads &&
         p.kv_heads == m.kv_heads.value_or(m.heads)) {
@@ -197,6 +189,18 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     software["framework"] = c.framework->name;
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
+  }
+  // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing and
+  // dispatcher (models/bridge_recipes), written out here so the scenario states them.
+  const models::BridgeRecipe* recipe =
+      c.framework && c.framework->name == "megatron-bridge" && c.framework->version && m.moe
+          ? models::bridge_recipe(*c.framework->version, m.name, c.system, precision)
+          : nullptr;
+  if (recipe != nullptr) {
+    software["cuda_graphs"] = models::to_string(recipe->cuda_graphs);
+    software["cuda_graph_moe_router"] = recipe->graph_moe_router;
+    software["moe_dispatcher"] = recipe->deepep ? "deepep" : "alltoall";
+    if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
   }
   nlohmann::json system = {{"preset", c.system}, {"gpus", c.gpus}};
   if (const int segment = launch_segment(c); segment > 0) system["nvlink"] = {{"segment", segment}};

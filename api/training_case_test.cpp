@@ -289,3 +289,37 @@ TEST_CASE("training case: FP4 of unstated flavour trains as NVFP4", "[cases]") {
   c.precision = "fp4";
   CHECK(training_case_scenario(c)["training"]["precision"] == "nvfp4");
 }
+
+TEST_CASE("a Megatron-Bridge MoE case runs its performance recipe's graphs, routing and dispatcher",
+          "[validate]") {
+  // moe_case is DeepSeek-V3 on 256 GB200 GPUs.
+  calibration::Case c = moe_case();
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.09", "2025-09"};
+  // 25.09 drops tokens beyond capacity 1 on GB200, without CUDA graphs.
+  nlohmann::json doc = training_case_scenario(c);
+  CHECK(doc["model"]["moe"]["capacity_factor"] == 1.0);
+  CHECK(doc["software"]["cuda_graphs"] == "none");
+  Scenario s = read(doc);
+  CHECK(s.model.moe->capacity_factor == 1.0);
+  CHECK(s.lowering.software.cuda_graphs == models::CudaGraphs::none);
+  // On H100 the same release ran it dropless through DeepEP.
+  c.system = "dgx-h100";
+  c.gpus = 1024;
+  s = read(training_case_scenario(c));
+  CHECK(s.lowering.software.deepep);
+  CHECK(s.model.moe->capacity_factor == 0);
+  // 25.11 on GB300: dropless, graphs over attention and the router.
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  c.system = "gb300-nvl72";
+  c.gpus = 256;
+  s = read(training_case_scenario(c));
+  CHECK(s.lowering.software.cuda_graphs == models::CudaGraphs::attention);
+  CHECK(s.lowering.software.graph_moe_router);
+  CHECK_FALSE(s.lowering.software.deepep);
+  // No recipe: another framework, or a model the scripts have none for, keeps the preset's.
+  c.framework = calibration::CaseFramework{"nemo", "24.07", "2024-07"};
+  CHECK_FALSE(training_case_scenario(c)["software"].contains("cuda_graphs"));
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  c.model->name = "Mixtral 8x22B";
+  CHECK_FALSE(training_case_scenario(c)["software"].contains("cuda_graphs"));
+}

@@ -32,6 +32,13 @@ const char* to_string(CudaGraphs g) {
   return "?";
 }
 
+std::optional<CudaGraphs> cuda_graphs_from(std::string_view name) {
+  for (const CudaGraphs g : {CudaGraphs::none, CudaGraphs::attention, CudaGraphs::full}) {
+    if (name == to_string(g)) return g;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(FsdpImpl f) {
   switch (f) {
     case FsdpImpl::none:

@@ -5,6 +5,7 @@
 // section and a reference case's `framework` select one preset; unknown frameworks get the
 // documented default. These are facts about the software, never corrections fitted to a run.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,8 @@ const char* to_string(AttentionKernel k);
 /// Which part of a step is captured in CUDA graphs (replayed without per-kernel host launches).
 enum class CudaGraphs : uint8_t { none, attention, full };
 const char* to_string(CudaGraphs g);
+/// The scope named by to_string, or nullopt.
+std::optional<CudaGraphs> cuda_graphs_from(std::string_view name);
 
 enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, pytorch_fsdp2, megatron_fsdp };
 
@@ -69,6 +72,10 @@ struct SoftwareStack {
   AttentionKernel attention = AttentionKernel::cudnn;
   bool tp_comm_overlap = true;
   CudaGraphs cuda_graphs = CudaGraphs::none;
+  /// The MoE router and the dispatcher's preprocessing captured too (Transformer Engine graphs
+  /// with cuda_graph_scope moe_router, moe_preprocess): their kernels cost no host launches; the
+  /// dropless dispatcher's host sync stays, after the graph.
+  bool graph_moe_router = false;
   FsdpImpl fsdp = FsdpImpl::none;
   /// Activation recomputation the framework's published benchmark configurations run: what a
   /// source that does not state it is taken to have run.

@@ -46,6 +46,7 @@ class ProgramBuilder {
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
     if (m <= 0 || n <= 0 || k <= 0) return;
+    swizzle_scales(p, (m + n) * k * batch, 2 * split_);
     const double s = split_ * gemm_seconds(gpu_, profile_, p, m / split_, n, k, batch,
                                            sustained_clock(gpu_, profile_, p));
     compute(name, ComputeKind::gemm, s, 2.0 * m * n * k * batch);
@@ -55,6 +56,7 @@ class ProgramBuilder {
   /// the host launches each kernel of the multi-stream path.
   void grouped_gemm(const char* name, Precision p, double m, double n, double k, int groups) {
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0) return;
+    swizzle_scales(p, (m + n) * k * groups, 2);
     const GroupedGemmCost c = models::grouped_gemm(
         gpu_, profile_, p, m, n, k, groups, software_.grouped_gemm, software_.grouped_gemm_streams);
     kernels_ = c.kernels;
@@ -175,6 +177,20 @@ class ProgramBuilder {
     program_.ops.push_back(w);
     program_.compute += w.duration;
   }
+  /// Block-scaled GEMMs (MXFP8, NVFP4) read their scale factors in cuBLAS's swizzled layout:
+  /// Transformer Engine 2.9 rearranges both operands' scales before every GEMM, one kernel per
+  /// operand (swizzle_scaling_factors in extensions/gemm.cpp; a grouped GEMM swizzles each
+  /// operand list in one multi-tensor kernel), reading and writing one scale byte per block of
+  /// `operand_elements`.
+  void swizzle_scales(Precision p, double operand_elements, int kernels) {
+    const double block = p == Precision::mxfp8 ? 32.0 : p == Precision::nvfp4 ? 16.0 : 0.0;
+    if (block == 0) return;
+    const int next = kernels_;
+    kernels_ = kernels;
+    compute("scale_swizzle", ComputeKind::memory,
+            memory_seconds(gpu_, profile_, 2.0 * operand_elements / block), 0);
+    kernels_ = next;
+  }
   /// Runs of compute ops, from the back: each op's run is itself plus the run after it.
   static void set_runs(PassProgram& p) {
     for (size_t i = p.ops.size(); i-- > 0;) {
@@ -202,7 +218,10 @@ class ProgramBuilder {
     if (launches > 1) host_ += profile_.kernel_launch * (launches - 1);
     const sim::Time idle = host_ > queued_ ? host_ - queued_ : sim::Time::zero();
     if (launches > 0) host_ += profile_.kernel_launch;
-    const sim::Time busy = sim::Time::from_s(work + profile_.kernel_gap.s());
+    // Each kernel of a logical op drains and ramps up on the stream; the multi-stream grouped
+    // GEMM's kernels overlap theirs, priced by its own cost model.
+    const int gaps = kind == ComputeKind::gemm ? 1 : std::max(1, kernels_);
+    const sim::Time busy = sim::Time::from_s(work + gaps * profile_.kernel_gap.s());
     w.duration = busy + idle;
     w.overhead = w.duration - sim::Time::from_s(work);
     w.flops = flops;
@@ -323,12 +342,24 @@ struct LayerEmitter {
   /// activations in forward, output gradients in backward, each with the transposed copy its
   /// weight gradient reads unless the base is frozen (LoRA). `producer`: the input comes from a
   /// norm fused into Transformer Engine's LayerNormLinear, which can quantize in its epilogue.
-  void quantize(ProgramBuilder& b, TensorRole role, Producer producer, double elements) const {
+  void quantize(ProgramBuilder& b, TensorRole role, Producer producer, double elements,
+                int splits = 1) const {
     if (!quantized) return;
     for (const QuantKernel& k : recipe.quantize(role, producer, !lora)) {
-      b.memory(k.name, k.bytes_per_element * elements + k.fixed_bytes);
+      b.kernels(splits);
+      b.memory(k.name, k.bytes_per_element * elements + splits * k.fixed_bytes);
     }
     b.count_quantized();
+  }
+  /// Quantizes the input of Transformer Engine's GroupedLinear, split by expert: split_quantize
+  /// (extensions/cast.cpp, TE 2.9) runs each split's quantizer on its own, so every kernel of
+  /// the recipe is launched once per local expert; only delayed scaling has a fused multi-tensor
+  /// cast+transpose (nvte_multi_cast_transpose), one kernel for all splits. A fused grouped GEMM
+  /// kernel takes the routed tokens as one tensor.
+  void quantize_experts(ProgramBuilder& b, TensorRole role, double elements, int experts) const {
+    const bool per_split = software.grouped_gemm == GroupedGemmKernel::multi_stream &&
+                           recipe.scaling != ScalingRecipe::delayed;
+    quantize(b, role, Producer::standalone, elements, per_split ? experts : 1);
   }
   void quantize_activation(ProgramBuilder& b, Producer producer, double elements) const {
     quantize(b, TensorRole::activation, producer, elements);
@@ -600,7 +631,15 @@ struct LayerEmitter {
     // the block can be captured in a CUDA graph. Dropless routing cannot, nor DeepEP's normal
     // kernels, whose host waits for the received token counts.
     const bool static_shapes = e.capacity_factor > 0 && !software.deepep;
-    b.graphed(static_shapes && software.cuda_graphs == CudaGraphs::full);
+    const bool block_graphed = static_shapes && software.cuda_graphs == CudaGraphs::full;
+    b.graphed(block_graphed);
+    // Graphs over the router and the dispatcher's preprocessing (its permutation) replay those
+    // kernels, forward and backward, whatever the block's shapes.
+    auto routing = [&](auto body) {
+      b.graphed(block_graphed || software.graph_moe_router);
+      body();
+      b.graphed(block_graphed);
+    };
     const double h = s.hidden, Tr = s.moe_tokens;
     const double gate = s.gated ? 2.0 : 1.0;
     const int local_experts = std::max(1, e.experts / s.ep);
@@ -678,20 +717,22 @@ struct LayerEmitter {
       }
     };
     if (!backward) {
-      b.kernels(kRouterKernels);
-      b.gemm("router", Precision::bf16, Tr, e.experts, h);
-      b.kernels(kPermuteKernels);
-      permutation("permute", Tr * e.top_k);
+      routing([&] {
+        b.kernels(kRouterKernels);
+        b.gemm("router", Precision::bf16, Tr, e.experts, h);
+        b.kernels(kPermuteKernels);
+        permutation("permute", Tr * e.top_k);
+      });
       // The dropless dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
       if (software.moe_host_sync && !static_shapes) b.host_sync();
       ep_comm(false, fp8_dispatch);
       sort_chunks("permute_local");
-      quantize_activation(b, Producer::standalone, routed * h);
+      quantize_experts(b, TensorRole::activation, routed * h, local_experts);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       glu_clamp("act_clamp");
       b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-      quantize_activation(b, Producer::standalone, routed * e.expert_ffn);
+      quantize_experts(b, TensorRole::activation, routed * e.expert_ffn, local_experts);
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       expert_bias("expert_bias");
       sort_chunks("unpermute_local");
@@ -707,23 +748,25 @@ struct LayerEmitter {
     ep_comm(false, false);
     sort_chunks("unpermute_local_bwd");
     expert_bias("expert_bias_bwd");
-    quantize_gradient(b, routed * h);
+    quantize_experts(b, TensorRole::gradient, routed * h, local_experts);
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
     glu_clamp("act_clamp_bwd");
-    quantize_gradient(b, routed * gate * e.expert_ffn);
+    quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
     sort_chunks("permute_local_bwd");
     ep_comm(true, false);
-    b.kernels(backward_kernels(kPermuteKernels));
-    permutation("permute_bwd", Tr * e.top_k);
-    b.kernels(backward_kernels(kRouterKernels));
-    b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
-    if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
+    routing([&] {
+      b.kernels(backward_kernels(kPermuteKernels));
+      permutation("permute_bwd", Tr * e.top_k);
+      b.kernels(backward_kernels(kRouterKernels));
+      b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
+      if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
+    });
   }
 
   void backward(ProgramBuilder& b, int layer) const {

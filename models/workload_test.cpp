@@ -1,6 +1,7 @@
 #include "models/workload.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -544,11 +545,13 @@ TEST_CASE("host issue time: MoE routing kernels show when the host syncs and fal
   // However far ahead it ran, the GPU cannot finish a pass before the host has issued it: every
   // kernel but the first costs the host 400 us.
   CHECK(fb.compute >= slow_host.kernel_launch * (kernel_count(fb) - 1));
-  // A fast host never falls behind: nothing beyond the gaps.
+  // A fast host never falls behind: its syncs cost nothing.
   ComputeProfile fast_host = default_compute_profile(h100());
   fast_host.kernel_launch = sim::Time::from_ps(1);
   const Workload c = build_workload(moe.model, moe.plan, moe.training, h100(), fast_host, sync);
-  CHECK(host_wait(c.stages[0].chunks[0].forward, fast_host) < sim::Time::from_ns(1));
+  const Workload d = build_workload(moe.model, moe.plan, moe.training, h100(), fast_host, no_sync);
+  CHECK(c.stages[0].chunks[0].forward.compute - d.stages[0].chunks[0].forward.compute <
+        sim::Time::from_ns(1));
 }
 
 TEST_CASE("drop-and-pad routing has static shapes: no host sync, and full CUDA graphs capture it",
@@ -1033,4 +1036,93 @@ TEST_CASE(
     CHECK(copies(FsdpImpl::pytorch_fsdp2, 1, name, backward).second == 0);
   }
   CHECK(find_software("nemo-automodel")->fsdp == FsdpImpl::pytorch_fsdp2);
+}
+
+TEST_CASE("GroupedLinear quantizes expert by expert, and block-scaled GEMMs swizzle their scales",
+          "[workload][moe]") {
+  // qwen3-30b-a3b on EP 8: 16 local experts. A host that takes a second per launch makes each
+  // op's overhead its kernel count.
+  Case c = make_case("qwen3-30b-a3b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  ComputeProfile slow_host = default_compute_profile(b200);
+  slow_host.kernel_launch = sim::Time::from_s(1);
+  auto forward = [&](Precision p, const SoftwareStack& stack) {
+    Case run = c;
+    run.training.precision = p;
+    LoweringOptions o;
+    o.software = stack;
+    return build_workload(run.model, run.plan, run.training, b200, slow_host, o)
+        .stages[0]
+        .chunks[0]
+        .forward;
+  };
+  // The ops just before the first expert GEMM (fc1): quantize ... [swizzle], fc1.
+  auto before_fc1 = [](const PassProgram& pass, int back) -> const WorkOp& {
+    for (size_t i = 0; i < pass.ops.size(); ++i) {
+      if (std::string_view(pass.ops[i].name) == "expert_fc1") return pass.ops[i - back];
+    }
+    FAIL("no expert_fc1");
+    return pass.ops.front();
+  };
+  auto launches = [](const WorkOp& op) { return std::lround(op.overhead.s()); };
+  const SoftwareStack bridge = *find_software("megatron-bridge-25.11");
+  // MXFP8: one cast kernel per expert's split, then one multi-tensor swizzle per operand list.
+  const PassProgram mx = forward(Precision::mxfp8, bridge);
+  CHECK(std::string_view(before_fc1(mx, 1).name) == "scale_swizzle");
+  CHECK(launches(before_fc1(mx, 1)) == 2);
+  CHECK(std::string_view(before_fc1(mx, 2).name) == "cast_mxfp8");
+  CHECK(launches(before_fc1(mx, 2)) == 16);
+  // Per-tensor current scaling: amax, scale and cast per split, no swizzle.
+  const PassProgram cs = forward(Precision::fp8, bridge);
+  CHECK(std::string_view(before_fc1(cs, 1).name) == "cast_transpose");
+  CHECK(launches(before_fc1(cs, 1)) == 16);
+  CHECK(std::string_view(before_fc1(cs, 3).name) == "fp8_amax");
+  CHECK(launches(before_fc1(cs, 3)) == 16);
+  CHECK(count_ops(cs, named("scale_swizzle")) == 0);
+  // Delayed scaling has TE's fused multi-tensor cast+transpose: one kernel for every split.
+  SoftwareStack delayed = bridge;
+  delayed.fp8_current_scaling = false;
+  CHECK(launches(before_fc1(forward(Precision::fp8, delayed), 1)) == 1);
+  // A fused grouped GEMM kernel takes the routed tokens as one tensor.
+  SoftwareStack fused = bridge;
+  fused.grouped_gemm = GroupedGemmKernel::fused;
+  CHECK(launches(before_fc1(forward(Precision::mxfp8, fused), 2)) == 1);
+  // Every MXFP8 GEMM swizzles (the dense attention projections too: two launches each); BF16
+  // none.
+  const WorkOp& qkv_swizzle = [&]() -> const WorkOp& {
+    for (size_t i = 1; i < mx.ops.size(); ++i)
+      if (std::string_view(mx.ops[i].name) == "qkv") return mx.ops[i - 1];
+    FAIL("no qkv");
+    return mx.ops.front();
+  }();
+  CHECK(std::string_view(qkv_swizzle.name) == "scale_swizzle");
+  CHECK(count_ops(forward(Precision::bf16, bridge), named("scale_swizzle")) == 0);
+}
+
+TEST_CASE("graphs over the MoE router replay its kernels without host launches",
+          "[workload][moe]") {
+  Case c = make_case("qwen3-30b-a3b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  ComputeProfile slow_host = default_compute_profile(h100());
+  slow_host.kernel_launch = sim::Time::from_s(1);
+  auto op = [&](bool graphed, bool backward, const char* name) {
+    LoweringOptions o;
+    o.software.graph_moe_router = graphed;
+    const Workload w = build_workload(c.model, c.plan, c.training, h100(), slow_host, o);
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    return std::lround(find_op(backward ? chunk.backward : chunk.forward, name).overhead.s());
+  };
+  // Eager: the router's and the permutation's kernels each cost a launch, forward and backward.
+  CHECK(op(false, false, "router") >= 15);
+  CHECK(op(false, true, "permute_bwd") >= 22);
+  // Graphed: at most the wait for the eager op issued before the graph.
+  CHECK(op(true, false, "router") <= 1);
+  CHECK(op(true, false, "permute") == 0);
+  CHECK(op(true, true, "permute_bwd") <= 1);
+  CHECK(op(true, true, "router_dgrad") == 0);
+  // The experts stay eager: after the dropless dispatcher's host sync the host launches each.
+  CHECK(op(true, false, "expert_fc1") >= 15);
 }

@@ -1,0 +1,37 @@
+#pragma once
+// Megatron-Bridge's performance recipes for MoE models: what its performance scripts set for one
+// model on one system beyond the plan its performance summary prints (CUDA-graph scope, token
+// drop, DeepEP), read from the scripts of the release that produced each summary. Facts about
+// the published runs, used by the reference-case reader; never fitted to them.
+
+#include <string>
+#include <string_view>
+
+#include "models/software_stack.hpp"
+
+namespace fabricsim::models {
+
+struct BridgeRecipe {
+  std::string_view version;    ///< the NeMo container of the summary ("25.09")
+  std::string_view model;      ///< the model name's letters and digits, lower case, as a prefix
+  std::string_view system;     ///< system preset
+  std::string_view precision;  ///< the case's precision; empty: any
+  CudaGraphs cuda_graphs = CudaGraphs::none;
+  bool graph_moe_router = false;  ///< TE graphs over the router and the dispatch preprocessing
+  /// Token drop with padding to capacity (Megatron's moe_expert_capacity_factor with
+  /// moe_pad_expert_input_to_capacity); 0: dropless.
+  double capacity_factor = 0;
+  bool deepep = false;  ///< the flex dispatcher with the DeepEP backend
+  std::string_view source;
+};
+
+/// A model name's letters and digits, lower case: how names from different sources compare
+/// ("GPT-OSS 120B" is gptoss120b).
+std::string model_name_key(std::string_view name);
+
+/// The recipe of Megatron-Bridge `version` for the model named `model_name` (compared on letters
+/// and digits) on `system` at `precision`; nullptr when the scripts have none.
+const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
+                                  std::string_view system, std::string_view precision);
+
+}  // namespace fabricsim::models
