@@ -1058,13 +1058,17 @@ TEST_CASE("GroupedLinear quantizes expert by expert, and block-scaled GEMMs swiz
         .chunks[0]
         .forward;
   };
-  // The ops just before the first expert GEMM (fc1): quantize ... [swizzle], fc1.
-  auto before_fc1 = [](const PassProgram& pass, int back) -> const WorkOp& {
-    for (size_t i = 0; i < pass.ops.size(); ++i) {
-      if (std::string_view(pass.ops[i].name) == "expert_fc1") return pass.ops[i - back];
+  // The `back`-th op before the first op named `name`.
+  auto before = [](const PassProgram& pass, std::string_view name, size_t back) -> const WorkOp& {
+    for (size_t i = back; i < pass.ops.size(); ++i) {
+      if (pass.ops[i].name == name) return pass.ops[i - back];
     }
-    FAIL("no expert_fc1");
+    FAIL("no " << name);
     return pass.ops.front();
+  };
+  // The ops just before the first expert GEMM (fc1): quantize ... [swizzle], fc1.
+  auto before_fc1 = [&](const PassProgram& pass, size_t back) -> const WorkOp& {
+    return before(pass, "expert_fc1", back);
   };
   auto launches = [](const WorkOp& op) { return std::lround(op.overhead.s()); };
   const SoftwareStack bridge = *find_software("megatron-bridge-25.11");
@@ -1091,13 +1095,7 @@ TEST_CASE("GroupedLinear quantizes expert by expert, and block-scaled GEMMs swiz
   CHECK(launches(before_fc1(forward(Precision::mxfp8, fused), 2)) == 1);
   // Every MXFP8 GEMM swizzles (the dense attention projections too: two launches each); BF16
   // none.
-  const WorkOp& qkv_swizzle = [&]() -> const WorkOp& {
-    for (size_t i = 1; i < mx.ops.size(); ++i)
-      if (std::string_view(mx.ops[i].name) == "qkv") return mx.ops[i - 1];
-    FAIL("no qkv");
-    return mx.ops.front();
-  }();
-  CHECK(std::string_view(qkv_swizzle.name) == "scale_swizzle");
+  CHECK(std::string_view(before(mx, "qkv", 1).name) == "scale_swizzle");
   CHECK(count_ops(forward(Precision::bf16, bridge), named("scale_swizzle")) == 0);
 }
 

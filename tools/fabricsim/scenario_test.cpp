@@ -454,3 +454,23 @@ TEST_CASE("each scenario flag sets the pointer of its setting", "[scenario][sett
   }
   CHECK(flags == 22);  // --system ... --ignore-memory, as docs/cli.md lists them
 }
+
+TEST_CASE("software.cuda_graphs and cuda_graph_moe_router override the preset's",
+          "[scenario][bad-input]") {
+  const Scenario preset =
+      read(scenario_doc({"/software={\"framework\": \"megatron-bridge\", "
+                         "\"version\": \"25.11\"}"}));
+  CHECK(preset.lowering.software.cuda_graphs == models::CudaGraphs::attention);
+  CHECK_FALSE(preset.lowering.software.graph_moe_router);
+  const Scenario set =
+      read(scenario_doc({"/software={\"framework\": \"megatron-bridge\", "
+                         "\"version\": \"25.11\", \"cuda_graphs\": \"none\", "
+                         "\"cuda_graph_moe_router\": true}"}));
+  CHECK(set.lowering.software.cuda_graphs == models::CudaGraphs::none);
+  CHECK(set.lowering.software.graph_moe_router);
+  check_assignments_rejected({"/software={\"framework\": \"nemo\", \"cuda_graphs\": \"most\"}"},
+                             "/software/cuda_graphs", {"none", "attention", "full", "\"most\""});
+  check_assignments_rejected(
+      {"/software={\"framework\": \"nemo\", \"cuda_graph_moe_router\": \"yes\"}"},
+      "/software/cuda_graph_moe_router", {"true or false"});
+}
