@@ -6,7 +6,9 @@ target_compile_options(fabricsim_options INTERFACE
 if(FABRICSIM_WERROR)
   target_compile_options(fabricsim_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
-if(FABRICSIM_SANITIZE)
+# A fuzzing build is a sanitizer build whose code also carries libFuzzer's coverage counters, so one
+# build serves both the sanitized test suite and the fuzz target (tools/sanitize.sh).
+if(FABRICSIM_SANITIZE OR FABRICSIM_FUZZ)
   target_compile_options(fabricsim_options INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer>)
   target_link_options(fabricsim_options INTERFACE -fsanitize=address,undefined)
@@ -17,7 +19,24 @@ if(FABRICSIM_SANITIZE)
       $<$<COMPILE_LANGUAGE:CXX>:-Wno-maybe-uninitialized -Wno-restrict>)
   endif()
 endif()
+if(FABRICSIM_FUZZ)
+  # Coverage instrumentation for libFuzzer (clang only); the fuzz target links the driver.
+  target_compile_options(fabricsim_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()
 target_include_directories(fabricsim_options INTERFACE ${PROJECT_SOURCE_DIR})
+
+# Precompiled headers: the standard library and the header-only JSON library and fmt take about
+# 3 s of parsing in every file, a third of a clean build's time (docs/performance.md, "Build").
+# fabricsim_precompile(<target> [headers...]) adds the common set plus the target's own.
+set(FABRICSIM_PCH_HEADERS <algorithm> <cstdint> <functional> <map> <memory> <optional> <string>
+                          <string_view> <unordered_map> <variant> <vector>
+                          <nlohmann/json.hpp> <fmt/format.h>)
+function(fabricsim_precompile target)
+  if(FABRICSIM_PCH)
+    target_precompile_headers(${target} PRIVATE ${FABRICSIM_PCH_HEADERS} ${ARGN})
+  endif()
+endfunction()
 
 # The unit tests of every library are collected here and built into one test program.
 set_property(GLOBAL PROPERTY FABRICSIM_TEST_SOURCES "")
@@ -34,13 +53,6 @@ function(fabricsim_library name)
   endif()
   add_library(fabricsim_${name} STATIC ${sources})
   target_link_libraries(fabricsim_${name} PUBLIC fabricsim_options ${ARG_DEPS})
+  fabricsim_precompile(fabricsim_${name})
   set_property(GLOBAL APPEND PROPERTY FABRICSIM_TEST_SOURCES ${tests})
 endfunction()
-
-if(FABRICSIM_FUZZ)
-  # Instrument the libraries for coverage-guided fuzzing (clang only); the fuzz targets link
-  # the libFuzzer driver.
-  target_compile_options(fabricsim_options INTERFACE
-    -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
-  target_link_options(fabricsim_options INTERFACE -fsanitize=address,undefined)
-endif()

@@ -16,12 +16,8 @@ if ! clang-format --dry-run --Werror $files; then
   exit 1
 fi
 
-echo "== ASan + UBSan build and tests"
-# -O1 without debug info: sanitizer builds at -O2 -g take twice as long to compile.
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DFABRICSIM_SANITIZE=ON -DFABRICSIM_BENCH=OFF \
-  -DFABRICSIM_CUDA=OFF >/dev/null
-cmake --build build-sanitize -j "$jobs"
+echo "== ASan + UBSan build (clang, warnings as errors) and every test under it"
+"$root/tools/sanitize.sh"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 

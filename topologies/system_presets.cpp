@@ -57,7 +57,7 @@ ClusterSpec base(const char* system, int gpus, int per_server) {
   s.system = system;
   s.gpus = gpus;
   s.gpus_per_server = per_server;
-  s.notes.push_back(kLatencyNote);
+  s.notes.emplace_back(kLatencyNote);
   return s;
 }
 
@@ -69,7 +69,7 @@ ClusterSpec dgx_a100(const char* name, int gpus) {
   s.nvlink = nvswitch(8, 8, 12, 25, {2, 2, 2, 2, 2, 2}, 36, false);
   s.pcie = pcie(4, kPcieGen4, kPcieGen4, kPcieGen4);
   s.scale_out = fabric(8, 200, 40, 20, 20, "NVIDIA Quantum QM8700 (HDR, 40 ports)", true);
-  s.notes.push_back(
+  s.notes.emplace_back(
       "NVSwitch gen2 port count is third-party (36, ALPHA-ONE); the SuperPOD A100 scalable-unit "
       "size is not in the reference, so each leaf takes 20 nodes (half of the 40-port radix, "
       "non-blocking).");
@@ -84,7 +84,7 @@ ClusterSpec dgx_a100_40(int gpus) {
 }
 ClusterSpec unknown_a100(int gpus) {
   ClusterSpec s = dgx_a100("unknown-a100-ib", gpus);
-  s.notes.push_back("Interconnect not stated by the source: modelled as DGX A100 nodes.");
+  s.notes.emplace_back("Interconnect not stated by the source: modelled as DGX A100 nodes.");
   return s;
 }
 
@@ -96,7 +96,7 @@ ClusterSpec dgx_hopper(const char* name, int gpus) {
   s.nvlink = nvswitch(8, 8, 18, 25, {5, 4, 4, 5}, 64, true);
   s.pcie = pcie(4, kPcieGen5, kPcieGen5, kPcieGen5);
   s.scale_out = fabric(8, 400, 64, 32, 32, "NVIDIA Quantum-2 QM9700 (NDR, 64 ports)", true);
-  s.notes.push_back(
+  s.notes.emplace_back(
       "The PCIe layout (4 switches, 2 GPUs and 2 NICs each) follows DGX A100; hardware.json does "
       "not give the DGX H100 PCIe switch count.");
   return s;
@@ -110,7 +110,7 @@ ClusterSpec dgx_h200(int gpus) {
 }
 ClusterSpec unknown_h100(int gpus) {
   ClusterSpec s = dgx_hopper("unknown-h100-ib", gpus);
-  s.notes.push_back("Interconnect not stated by the source: modelled as DGX H100 nodes.");
+  s.notes.emplace_back("Interconnect not stated by the source: modelled as DGX H100 nodes.");
   return s;
 }
 
@@ -123,10 +123,10 @@ ClusterSpec dgx_h800(int gpus) {
   s.pcie = pcie(4, kPcieGen5, kPcieGen5, kPcieGen5);
   s.scale_out = fabric(8, 400, 64, 32, 32, "64-port 400G InfiniBand (MPFT plane)", true);
   s.scale_out->plane_per_rail = true;
-  s.notes.push_back(
+  s.notes.emplace_back(
       "H800 NVLink link count is not published: 8 links x 50 GB/s bidirectional (derived from "
       "400 GB/s), spread over the 4 NVSwitch chips of an HGX board (assumption).");
-  s.notes.push_back(
+  s.notes.emplace_back(
       "64-port 400G InfiniBand switches are Quantum-2 (NDR) parts, which have SHARPv3 [QM97-UM]; "
       "whether DeepSeek enables it is not stated (CollNet stays off unless asked for).");
   return s;
@@ -146,7 +146,7 @@ ClusterSpec meta_h100_roce(int gpus) {
   // 192 racks per pod; 28 uplinks per CTSW ~ 1:7 (192/28 = 6.9).
   so.upper_tiers = {ClosTier{192 + 28, 28, port, {}}, ClosTier{512, 0, {}, {}}};
   s.scale_out = so;
-  s.notes.push_back(
+  s.notes.emplace_back(
       "Switch radices are not in the reference: RTSW 16 down/16 up (full bisection inside the "
       "pod), CTSW 192 down/28 up (the 1:7 of META-ROCE-ZH), ATSW trimmed to what is used.");
   return s;
@@ -170,7 +170,8 @@ ClusterSpec dgx_b300(int gpus) {
   s.nvlink = nvswitch(8, 8, 18, 50, {9, 9}, 72, true);
   s.pcie = pcie(4, kPcieGen6, kPcieGen6, kPcieGen6);
   s.scale_out = fabric(8, 800, 144, 72, 72, "NVIDIA Quantum-X800 Q3400 (XDR, 144 ports)", true);
-  s.notes.push_back("DGX B300 NVSwitch chip count not in the reference: DGX B200's 2 chips used.");
+  s.notes.emplace_back(
+      "DGX B300 NVSwitch chip count not in the reference: DGX B200's 2 chips used.");
   return s;
 }
 
@@ -182,7 +183,7 @@ ClusterSpec gb200_nvl72(int gpus) {
   s.nvlink = nvswitch(72, 72, 18, 50, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen5, kPcieGen5, kPcieGen5);
   s.scale_out = fabric(4, 400, 64, 32, 32, "NVIDIA Quantum-2 QM9700 (NDR, 64 ports)", true);
-  s.notes.push_back(
+  s.notes.emplace_back(
       "The GB200 SuperPOD rail design and leaf/spine counts are not in the reference: the 4 NICs "
       "of a tray are taken as 4 rails of a non-blocking rail-optimized fat tree, 32 trays per "
       "leaf. GPU-to-NIC is modelled as PCIe Gen5 x16 behind the tray's 2 Grace CPUs.");
@@ -196,7 +197,7 @@ ClusterSpec gb300_nvl72(int gpus) {
   s.nvlink = nvswitch(72, 72, 18, 50, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen6, kPcieGen6, kPcieGen6);
   s.scale_out = fabric(4, 800, 144, 72, 72, "NVIDIA Quantum-X800 Q3400 (XDR, 144 ports)", true);
-  s.notes.push_back("Rail layout as gb200-nvl72 (assumption), 72 trays per leaf.");
+  s.notes.emplace_back("Rail layout as gb200-nvl72 (assumption), 72 trays per leaf.");
   return s;
 }
 
@@ -208,7 +209,7 @@ ClusterSpec vr_nvl72(int gpus) {
   s.nvlink = nvswitch(72, 72, 18, 100, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen6, kPcieGen6, kPcieGen6);
   s.scale_out = fabric(4, 800, 144, 72, 72, "Quantum-X800 class (XDR, 144 ports)", true);
-  s.notes.push_back(
+  s.notes.emplace_back(
       "ANNOUNCED FIGURES. NVLink6 switch chips and link counts are not published: modelled as "
       "the NVL72 layout (18 chips, one link per GPU each) at 200 GB/s bidirectional per link so "
       "that a GPU has 3.6 TB/s; SHARP in the NVLink6 switch is assumed.");
@@ -222,7 +223,7 @@ ClusterSpec azure_gb200_4gpu(int gpus) {
   s.nvlink = nvswitch(4, 4, 18, 50, std::vector<int>(18, 1), 72, true);
   s.pcie = pcie(2, kPcieGen5, kPcieGen5, kPcieGen5);
   s.scale_out = fabric(4, 400, 64, 32, 32, "NDR InfiniBand (64 ports)", true);
-  s.notes.push_back(
+  s.notes.emplace_back(
       "Each VM is its own 4-GPU NVLink domain here (the rack's switch trays seen from one tray); "
       "the inter-VM fabric is taken as a non-blocking NDR fat tree of Quantum-2 switches (SHARPv3, "
       "[QM97-UM]).");
@@ -237,7 +238,7 @@ ClusterSpec generic_h100_pcie_eth(int gpus) {
   ScaleOutSpec so = fabric(2, 100, 64, 48, 16, "generic 64-port 100GbE switch", false);
   so.rail_optimized = false;
   s.scale_out = so;
-  s.notes.push_back(
+  s.notes.emplace_back(
       "The 'generic servers' baseline (assumption, no vendor design): GPUs talk over PCIe through "
       "4 PCIe switches and the host; ToR with 48 x 100G down and 16 x 100G up (3:1), "
       "non-blocking 64-port spines.");
