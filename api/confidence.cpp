@@ -83,7 +83,7 @@ std::string confidence_line(const Confidence& c) {
          : c.collective_points == 1 ? "; collectives: 1 point only"
                                     : fmt::format("; collectives: {} points", c.collective_points);
   if (c.sustained_clock < 1) {
-    out += fmt::format("; sustained clock {:.3f} of the fit (one published figure)",
+    out += fmt::format("; sustained clock {:.3f} of the fit (one GPU's sustained rate)",
                        c.sustained_clock);
   }
   out += "; attention, memory-bound and host costs: documented defaults";

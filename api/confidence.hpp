@@ -22,8 +22,8 @@ struct Confidence {
   double gemm_median = 0;    ///< its median relative error
   bool collective_fitted = false;
   int collective_points = 0;
-  /// The step's bf16 tensor-core rate over the GEMM fit's (models::sustained_clock): below 1
-  /// where the GPU's one published sustained matmul figure caps a burst fit.
+  /// The step's tensor-core rate over the GEMM fit's at its precision (models::sustained_clock):
+  /// below 1 where the GPU's sustained matmul figure, measured on one GPU, caps a burst fit.
   double sustained_clock = 1;
   std::string software;  ///< the software preset
   bool software_documented = false;

@@ -65,10 +65,14 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 }
 
 double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile, Precision p) {
-  if (profile.fitted_in_step || (p != Precision::bf16 && p != Precision::fp16)) return 1.0;
-  const double burst = gpu.bf16_tflops * profile.gemm_for(Precision::bf16).max_efficiency;
-  if (gpu.sustained_bf16_tflops <= 0 || burst <= 0) return 1.0;
-  return std::min(1.0, gpu.sustained_bf16_tflops / burst);
+  if (profile.fitted_in_step) return 1.0;
+  const bool bf16 = p == Precision::bf16 || p == Precision::fp16;
+  if (!bf16 && p != Precision::fp8) return 1.0;
+  const Precision fit = bf16 ? Precision::bf16 : Precision::fp8;
+  const double burst = gpu.peak_tflops(fit) * profile.gemm_for(fit).max_efficiency;
+  const double sustained = bf16 ? gpu.sustained_bf16_tflops : gpu.sustained_fp8_tflops;
+  if (sustained <= 0 || burst <= 0) return 1.0;
+  return std::min(1.0, sustained / burst);
 }
 
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,

@@ -23,11 +23,11 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
 /// Fraction of the profile's tensor-core rate at `precision` that a whole training step sustains:
 /// a step is one long run at the power limit, where the clock settles below the boost clock that
 /// short GEMM benchmarks (and the fits resting on them) see. It is the GPU's sustained matmul rate
-/// (GpuSpec::sustained_bf16_tflops) over the rate the bf16 fit reaches on its best shapes, capped
-/// at 1 (a fit to saturated measurements is already sustained), for bf16/fp16 GEMMs and flash
-/// attention (bf16 tensor-core kernels); 1 where no sustained rate is published, for the other
-/// precisions, whose sustained rate has no public figure, and for a profile fitted to a real
-/// step (ComputeProfile::fitted_in_step).
+/// (GpuSpec::sustained_bf16_tflops, sustained_fp8_tflops) over the rate the same precision's fit
+/// reaches on its best shapes, capped at 1 (a fit to saturated measurements is already
+/// sustained), for bf16/fp16 GEMMs and flash attention (bf16 tensor-core kernels) and for fp8
+/// GEMMs; 1 where the GPU has no sustained figure for the precision (mxfp8, nvfp4 and tf32 have
+/// none yet), and for a profile fitted to a real step (ComputeProfile::fitted_in_step).
 double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                        topologies::Precision precision);
 /// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores), each query

@@ -23,7 +23,8 @@ TEST_CASE("a fused grouped GEMM of tile-multiple groups is the GEMM of all their
   // under the math (~100 us) on H100, so only the math counts.
   const topologies::GpuSpec& gpu = testing::h100();
   const ComputeProfile p = default_compute_profile(gpu);
-  const double one = gemm_seconds(gpu, p, Precision::bf16, 4096, 4096, 2048);
+  const double clock = sustained_clock(gpu, p, Precision::bf16);
+  const double one = gemm_seconds(gpu, p, Precision::bf16, 4096, 4096, 2048, 1, clock);
   CHECK(grouped_gemm(gpu, p, Precision::bf16, 1024, 4096, 2048, 4, kFused, 4).seconds ==
         Approx(one).epsilon(1e-12));
   CHECK(grouped_gemm(gpu, p, Precision::bf16, 1024, 4096, 2048, 4, kFused, 4).kernels == 1);
@@ -61,7 +62,8 @@ TEST_CASE("per-expert GEMMs on S streams run in rounds of S", "[compute][moe]") 
   const topologies::GpuSpec& gpu = testing::h100();
   const ComputeProfile p = default_compute_profile(gpu);
   const double m = 2048, n = 1536, k = 2048;
-  auto batch = [&](double b) { return gemm_seconds(gpu, p, Precision::bf16, m, n, k, b); };
+  const double clock = sustained_clock(gpu, p, Precision::bf16);
+  auto batch = [&](double b) { return gemm_seconds(gpu, p, Precision::bf16, m, n, k, b, clock); };
   auto streams = [&](int groups) {
     return grouped_gemm(gpu, p, Precision::bf16, m, n, k, groups, kStreams, 4);
   };

@@ -187,7 +187,9 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
   CHECK(find_op(fwd, "norm").duration.s() ==
         Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(0).margin(2e-12));
   CHECK(find_op(fwd, "qkv").duration.s() ==
-        Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h) + p.kernel_gap.s())
+        Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h, 1,
+                            sustained_clock(h100(), p, Precision::fp8)) +
+               p.kernel_gap.s())
             .epsilon(0)
             .margin(2e-12));
   CHECK(find_op(fwd, "qkv").flops == 2 * T * 3 * h * h);
@@ -955,16 +957,26 @@ TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
   CHECK(find_op(m.stages[0].chunks[0].forward, "expert_fc1").gemm.precision == Precision::fp8);
 }
 
-TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and memory do not",
-          "[workload]") {
-  // The same H100 with and without a published sustained matmul rate, with a burst-level bf16
-  // fit (0.845 of the peak, as the built-in H100 profile).
+TEST_CASE(
+    "GEMMs and attention run at their precision's sustained clock, memory-bound work does not",
+    "[workload]") {
+  // The same H100 with and without measured sustained matmul rates, with burst-level fits (0.845
+  // of the bf16 peak and 0.703 of the fp8 peak, as the built-in H100 profile).
   topologies::GpuSpec plain = h100();
   plain.sustained_bf16_tflops = 0;
+  plain.sustained_fp8_tflops = 0;
   ComputeProfile p = default_compute_profile(h100());
   p.gemm_for(Precision::bf16).max_efficiency = 0.845;
+  p.gemm_for(Precision::fp8).max_efficiency = 0.703;
   const double clock = sustained_clock(h100(), p, Precision::bf16);
+  const double fp8_clock = sustained_clock(h100(), p, Precision::fp8);
+  // Closed forms: the sustained rate over the fit's best-shape rate.
+  CHECK(clock == Approx(h100().sustained_bf16_tflops / (989.4 * 0.845)));
+  CHECK(fp8_clock == Approx(h100().sustained_fp8_tflops / (1978.9 * 0.703)));
   REQUIRE(clock < 0.95);
+  REQUIRE(fp8_clock < 0.95);
+  CHECK(sustained_clock(plain, p, Precision::fp8) == 1);
+  CHECK(sustained_clock(h100(), p, Precision::tf32) == 1);
   for (Precision precision : {Precision::bf16, Precision::fp8}) {
     INFO(topologies::to_string(precision));
     Case c = make_case("llama2-7b", 1, 1, 8, 8);
@@ -980,10 +992,10 @@ TEST_CASE("bf16 GEMMs and attention run at the sustained clock, fp8 GEMMs and me
     const double launch = p.gemm_for(Precision::bf16).launch.s();
     CHECK(work(find_op(s, "lm_head")) - launch ==
           Approx((work(find_op(b, "lm_head")) - launch) / clock).epsilon(1e-9));
-    const double qkv = precision == Precision::bf16 ? clock : 1.0;
+    const double qkv = precision == Precision::bf16 ? clock : fp8_clock;
     const double qkv_launch = p.gemm_for(precision).launch.s();
     CHECK(work(find_op(s, "qkv")) - qkv_launch ==
-          Approx((work(find_op(b, "qkv")) - qkv_launch) / qkv).epsilon(1e-9));
+          Approx((work(find_op(b, "qkv")) - qkv_launch) / qkv).epsilon(1e-9).margin(2e-12));
     CHECK(find_op(s, "norm").duration.s() == find_op(b, "norm").duration.s());
   }
 }

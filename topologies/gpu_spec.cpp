@@ -61,14 +61,21 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // 108 SMs; H100 SXM5: 132 SMs, as the H200 and H800 that share the GH100 configuration; the
   // H200 count was also read as 132 by PyTorch on an H200 of this workplace) and the Blackwell
   // product pages (B200/GB200: 148 SMs; B300/GB300: 160 SMs).
-  // Sustained matmul rate (MSMF of stas00/ml-engineering's mamf-finder.py v4: the highest rate a
-  // shape holds over a 2 s window at the power limit, against MAMF, the burst at the boost
-  // clock): 755 TFLOP/s bf16 on an H200 (MAMF 834), as quoted in a narrated explainer of
-  // mamf-finder found in the public code index (its repository was not identified; the
-  // ml-engineering snapshot read, 744d01e, has the MAMF table only). One published point per
-  // GPU: re-measure with mamf-finder.py where a GPU is at hand and replace.
-  // The H100 SXM5 and H800 share the H200's GH100 compute and 700 W limit, so the same figure.
-  constexpr double kGh100SustainedBf16 = 755;
+  // Sustained matmul rate (MSMF, the method of stas00/ml-engineering's mamf-finder.py: the
+  // highest rate a shape holds at the power limit, against MAMF, the burst at the boost clock),
+  // measured on an H200 SXM of this workplace on 2026-12-04 (calibration/data/h200-2026-12-04,
+  // tools/cuda/kernel_bench.py --parts msmf): after a 5 s warm-up, 7 bf16 shapes of 4096^3 to
+  // 16384 x 28672 x 8192 each ran 3 s back to back at the 700 W limit (690-692 W drawn, SM clock
+  // 1440-1515 MHz of the 1980 MHz boost) and held 667-681 TFLOP/s; the best, 681, is the figure.
+  // The same card's burst sweep (fabricsim-gemm-bench, 50 timed runs a shape) peaked at 810
+  // (6144^3). FP8 (e4m3, bf16 out) held 1248-1272 TFLOP/s with split accumulation, the mode of
+  // two of the three GEMMs of Transformer Engine's FP8 recipe (dgrad, wgrad), at 1305-1350 MHz,
+  // and 1278-1323 with fast accumulation (fprop); its burst peak was 1428. One card, one driver
+  // (580.159.04, cuBLAS 13.1); the figure this replaced, 755 bf16, was quoted from an explainer
+  // of mamf-finder whose repository was never identified.
+  // The H100 SXM5 and H800 share the H200's GH100 compute and 700 W limit, so the same figures.
+  constexpr double kGh100SustainedBf16 = 681;
+  constexpr double kGh100SustainedFp8 = 1272;
   // B200 (1000 W): 1429 TFLOP/s sustained, the same explainer (its clock settles near 1450 MHz
   // from the 1965 MHz boost once a matmul fills every SM at the power limit).
   constexpr double kB200SustainedBf16 = 1429;
@@ -81,35 +88,35 @@ const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog = {
       {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
        1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional.", 0,
-       kPcieGen4},
+       0, kPcieGen4},
       {"A100-80GB-SXM4", "A100-80GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 80,
-       2.039, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "Same compute as the 40 GB part.", 0,
+       2.039, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "Same compute as the 40 GB part.", 0, 0,
        kPcieGen4},
       {"H100-SXM5", "H100-SXM5", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
        3.35, 700, 18, 25, "H100-DS-COPY, GK-H100, HC34-NVSWITCH, KARVAI",
        "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips.",
-       kGh100SustainedBf16, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
       {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141, 4.8,
        700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100.",
-       kGh100SustainedBf16, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
       {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80, 3.35,
        700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
        "hardware.json gives no H800 FLOP figures but describes its low-precision compute as the "
        "H100's, so the H100 SXM5 peaks and TDP are used. NVLink limited to 400 GB/s "
        "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived).",
-       kGh100SustainedBf16, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
       {"B200", "B200 (HGX/DGX, 1000 W)", GpuGeneration::blackwell, 148, 2250, 2250, 4500, 9000,
        1100, 180, 8.0, 1000, 18, 50,
        "GK-B200, DGXB200-UG, DGXB200-SUMMARY, VULTR-B200, HMC-GB200, RILLOR, GB200-RA-NET",
-       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16, kPcieGen5},
+       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16, 0, kPcieGen5},
       {"GB200", "GB200 (per GPU, 1200 W config)", GpuGeneration::blackwell, 148, 2500, 2500, 5000,
        10000, 1250, 186, 8.0, 1200, 18, 50,
-       "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", "", 0, kGraceC2c},
+       "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", "", 0, 0, kGraceC2c},
       {"B300", "B300 (HGX/DGX, Blackwell Ultra)", GpuGeneration::blackwell, 160, 2250, 2250, 4500,
        13125, 1125, 288, 8.0, 1100, 18, 50, "GK-B300, VERDA-GB300, AIWIKI-DGXB300, RILLOR",
-       "FP4 dense 13.1 PF per GK-B300 (Verda: 14 PF).", 0, kPcieGen6},
+       "FP4 dense 13.1 PF per GK-B300 (Verda: 14 PF).", 0, 0, kPcieGen6},
       {"GB300", "GB300 (per GPU)", GpuGeneration::blackwell, 160, 2500, 2500, 5000, 15000, 1250,
-       288, 8.0, 1400, 18, 50, "VERDA-GB300, GK-B300, VENDORDEEP-GB300, EPIUM-MS", "", 0,
+       288, 8.0, 1400, 18, 50, "VERDA-GB300, GK-B300, VENDORDEEP-GB300, EPIUM-MS", "", 0, 0,
        kGraceC2c},
       {"Rubin", "Rubin (Vera Rubin NVL72/NVL144)", GpuGeneration::blackwell, 0, 8750, 8750, 17500,
        35000, 0, 288, 22, 1800, 18, 100, "VR-CES-RELAY, VR-HYPERAI, VR-MIRRORFROG, RUBIN-RA-COMP",
@@ -118,13 +125,13 @@ const std::vector<GpuSpec>& gpu_catalog() {
        "figure and is taken as half of FP8 (assumption, as on every earlier generation). 22 TB/s "
        "and ~1.8 kW are third-party. NVLink6 3.6 TB/s bidirectional per GPU; the link count is "
        "not published, modelled as 18 links x 200 GB/s bidirectional. SM count unknown.",
-       0, kVeraC2c},
+       0, 0, kVeraC2c},
       {"H100-PCIe", "H100 PCIe", GpuGeneration::hopper, 114, 756, 756, 1513, 0, 378, 80, 2.0, 350,
        0, 0, "NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column)",
        "Not in hardware.json: the datasheet's sparse figures halved (BF16 1,513 -> 756 dense), "
        "80 GB HBM2e at 2.0 TB/s, 300-350 W, 114 SMs (H100 whitepaper). Used by "
        "generic-h100-pcie-eth; no NVLink bridges are modelled.",
-       0, kPcieGen5},
+       0, 0, kPcieGen5},
   };
   return catalog;
 }

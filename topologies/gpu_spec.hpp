@@ -39,6 +39,8 @@ struct GpuSpec {
   /// Maximum sustainable matmul rate, bf16 dense TFLOP/s: what a GEMM holds once the board sits
   /// at its power limit and the clock below boost, as in a training step (0 = not published).
   double sustained_bf16_tflops = 0;
+  /// The same for fp8 GEMMs (e4m3, split accumulation; 0 = not measured or published).
+  double sustained_fp8_tflops = 0;
   /// GPU <-> host memory, one direction, GB/s: the PCIe link of an x86 server or NVLink-C2C to a
   /// Grace/Vera CPU (what activation offloading copies over; 0 = unknown).
   double host_link_gb_per_s = 0;

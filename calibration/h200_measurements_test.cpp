@@ -1,0 +1,147 @@
+// The model against kernels measured on one H200 SXM (calibration/data/h200-2026-12-04, README
+// there): the built-in dgx-h200 profile never saw these files, so the GEMM and attention checks
+// are out of sample; the sustained-rate checks pin GpuSpec's figures to the data they cite.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "calibration/importers.hpp"
+#include "calibration/profile.hpp"
+#include "models/compute_model.hpp"
+#include "topologies/gpu_spec.hpp"
+
+using namespace fabricsim;
+using topologies::Precision;
+
+namespace {
+
+std::string data_file(const std::string& name) {
+  return std::string(FABRICSIM_SOURCE_DIR) + "/calibration/data/h200-2026-12-04/" + name;
+}
+
+nlohmann::json read_json(const std::string& name) {
+  std::ifstream in(data_file(name));
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+double median(std::vector<double> v) {
+  REQUIRE_FALSE(v.empty());
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const topologies::GpuSpec& h200() {
+  return *topologies::find_gpu("H200-SXM");
+}
+
+}  // namespace
+
+TEST_CASE("the built-in H200 profile predicts 389 measured GEMM shapes out of sample",
+          "[calibration][h200]") {
+  // fabricsim-gemm-bench is a burst measurement (50 runs a shape), so the prediction is at the
+  // fit's own clock (1). The fit rests on 12 published H200 points; these 389 shapes are new.
+  const calibration::MeasurementSet set = calibration::import_measurements(data_file("gemm.json"));
+  REQUIRE(set.gemms.size() == 389);
+  const calibration::CalibrationProfile profile = calibration::profile_for("dgx-h200", h200(), "");
+  for (const char* dtype : {"bf16", "fp8"}) {
+    Precision p{};
+    REQUIRE(topologies::parse_precision(dtype, p));
+    std::vector<double> all, large, signed_large;
+    for (const calibration::GemmMeasurement& g : set.gemms) {
+      if (g.dtype != dtype) continue;
+      const double predicted = models::gemm_seconds(h200(), profile.compute, p, double(g.m),
+                                                    double(g.n), double(g.k), double(g.batch));
+      const double error = std::abs(predicted / (g.time_us * 1e-6) - 1);
+      all.push_back(error);
+      // The shapes of a training step's linear layers: 4096 tokens or more, hidden 4096 or more.
+      if (std::min({g.m, g.n, g.k}) >= 4096) {
+        large.push_back(error);
+        signed_large.push_back(predicted / (g.time_us * 1e-6) - 1);
+      }
+    }
+    INFO(dtype << ": " << all.size() << " shapes, median |error| " << median(all) << ", "
+               << large.size() << " large shapes " << median(large) << " (signed "
+               << median(signed_large) << ")");
+    // Measured at this commit (docs/validation.md, "H200 kernels"): bf16 median 15.7% (large
+    // shapes 16.8%, the model faster), fp8 11.1% (11.4%, faster): the fit rests on published
+    // best-shape points, while these long runs already slow down at the 700 W limit.
+    CHECK(median(all) < (p == Precision::bf16 ? 0.18 : 0.13));
+    CHECK(median(large) < (p == Precision::bf16 ? 0.19 : 0.13));
+    CHECK(median(signed_large) < 0);
+  }
+}
+
+TEST_CASE("the GH100 sustained matmul rates are the best shapes measured at the power limit",
+          "[calibration][h200]") {
+  const nlohmann::json doc = read_json("kernels-sustained-contention.json");
+  double bf16 = 0, fp8_split = 0;
+  for (const nlohmann::json& row : doc["msmf"]["rows"]) {
+    if (!row.contains("msmf_tflops")) continue;
+    const double rate = row["msmf_tflops"].get<double>();
+    // Every shape ran at the 700 W limit, far below the 1980 MHz boost.
+    CHECK(row["power_w_median"].get<double>() > 680);
+    CHECK(row["sm_mhz_median"].get<double>() < 1600);
+    if (row["dtype"] == "bf16") bf16 = std::max(bf16, rate);
+    if (row["dtype"] == "fp8" && !row["fast_accum"].get<bool>())
+      fp8_split = std::max(fp8_split, rate);
+  }
+  CHECK(h200().sustained_bf16_tflops == Approx(bf16).margin(0.5));
+  CHECK(h200().sustained_fp8_tflops == Approx(fp8_split).margin(0.5));
+  // H100 and H800 carry the same figures (one GH100 die, one 700 W limit).
+  for (const char* id : {"H100-SXM5", "H800-SXM"}) {
+    CHECK(topologies::find_gpu(id)->sustained_bf16_tflops == h200().sustained_bf16_tflops);
+    CHECK(topologies::find_gpu(id)->sustained_fp8_tflops == h200().sustained_fp8_tflops);
+  }
+}
+
+TEST_CASE("the attention model against cuDNN and FlashAttention-2 measured on an H200",
+          "[calibration][h200]") {
+  // torch scaled_dot_product_attention, head dim 128, 32 heads, 16k tokens a batch, burst clock
+  // (the profile's clock: a step runs attention at sustained_clock of it). The profile's attention
+  // efficiencies describe Hopper's default kernel (cuDNN fused attention); FlashAttention-2 runs
+  // at attention_library_factor of it.
+  const nlohmann::json doc = read_json("kernels.json");
+  const calibration::CalibrationProfile profile = calibration::profile_for("dgx-h200", h200(), "");
+  std::vector<double> cudnn_fwd, cudnn_bwd, flash_fwd, flash_bwd;
+  for (const nlohmann::json& row : doc["attention"]) {
+    if (!row.contains("fwd_s") || row["head_dim"] != 128) continue;
+    const std::string backend = row["backend"];
+    if (backend == "efficient") continue;
+    const double seq = row["seq"], batch = row["batch"], heads = row["heads"];
+    const bool causal = row["causal"];
+    const double flops = 4.0 * batch * heads * seq * seq * 128 * (causal ? 0.5 : 1.0);
+    const double span = causal ? seq / 2 : seq;
+    const auto kernel =
+        backend == "cudnn" ? models::AttentionKernel::cudnn : models::AttentionKernel::flash2;
+    const auto predict = [&](bool backward) {
+      return models::attention_seconds(h200(), profile.compute, flops * (backward ? 2.5 : 1.0),
+                                       backward, span) /
+             models::attention_library_factor(kernel, h200().generation, backward);
+    };
+    const double fwd = row["fwd_s"];
+    const double bwd = row["fwd_bwd_s"].get<double>() - fwd;
+    (backend == "cudnn" ? cudnn_fwd : flash_fwd).push_back(predict(false) / fwd - 1);
+    (backend == "cudnn" ? cudnn_bwd : flash_bwd).push_back(predict(true) / bwd - 1);
+  }
+  REQUIRE(cudnn_fwd.size() == 8);
+  REQUIRE(flash_fwd.size() == 8);
+  INFO("signed median error: cuDNN fwd " << median(cudnn_fwd) << " bwd " << median(cudnn_bwd)
+                                         << ", FA2 fwd " << median(flash_fwd) << " bwd "
+                                         << median(flash_bwd));
+  // Measured at this commit (docs/validation.md, "H200 kernels"): FlashAttention-2, frozen
+  // code since 2023, lands within 7% of the model. cuDNN 9.19 runs ~1.4x the profile's Hopper
+  // default, which describes the 2024 cuDNN kernels (~50% of peak, Shah et al. 2024) that the
+  // dev stacks ran: the gap is a newer library, not yet a per-version setting.
+  CHECK(std::abs(median(flash_fwd)) < 0.05);
+  CHECK(std::abs(median(flash_bwd)) < 0.10);
+  CHECK(median(cudnn_fwd) > 0.2);
+  CHECK(median(cudnn_fwd) < 0.4);
+  CHECK(median(cudnn_bwd) > 0.2);
+  CHECK(median(cudnn_bwd) < 0.4);
+}
