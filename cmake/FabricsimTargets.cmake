@@ -26,8 +26,8 @@ if(FABRICSIM_FUZZ)
 endif()
 target_include_directories(fabricsim_options INTERFACE ${PROJECT_SOURCE_DIR})
 
-# Precompiled headers: the standard library and the header-only JSON library and fmt take about
-# 3 s of parsing in every file, a third of a clean build's time (docs/performance.md, "Build").
+# Precompiled headers: the standard library, the header-only JSON library and fmt are parsed once
+# per target instead of in every file (a sixth less build time, docs/performance.md, "Build").
 # fabricsim_precompile(<target> [headers...]) adds the common set plus the target's own.
 set(FABRICSIM_PCH_HEADERS <algorithm> <cstdint> <functional> <map> <memory> <optional> <string>
                           <string_view> <unordered_map> <variant> <vector>
