@@ -25,12 +25,7 @@ Scenario scenario_at(const nlohmann::json& base, const std::string& system, int 
   nlohmann::json doc = base;
   doc["system"]["preset"] = system;
   doc["system"]["gpus"] = gpus;
-  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
-    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
-      doc["parallelism"].erase(key);
-  }
-  const sim::JsonDocument parsed(doc, fmt::format("<{} x {}>", system, gpus));
-  return read_scenario(parsed.root(), false);
+  return read_search_base(std::move(doc), fmt::format("<{} x {}>", system, gpus));
 }
 
 /// The best plan at one size; `fits` false when no plan fits (the reason says why).

@@ -340,7 +340,7 @@ std::string search_to_text(const PlanSearch& s, const Scenario& scenario) {
       "{} on {} x {}, {} {}, global batch {}, seq {}\n", scenario.model.name, scenario.gpus,
       scenario.system, models::to_string(scenario.training.task),
       topologies::to_string(scenario.training.precision), scenario.training.global_batch,
-      scenario.training.seq_len > 0 ? scenario.training.seq_len : scenario.model.seq_len);
+      models::sequence_length(scenario.training, scenario.model));
   out +=
       fmt::format("confidence: {}\n", confidence_with_calibration(scenario_confidence(scenario)));
   out += fmt::format(

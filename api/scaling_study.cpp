@@ -139,15 +139,6 @@ ScalingRow infeasible_row(ScalingRow row, std::string reason) {
 
 namespace {
 
-/// The plan search's view of the scenario at one size: its plan sizes dropped (searched).
-Scenario search_base(nlohmann::json doc, const std::string& source) {
-  if (doc.contains("parallelism") && doc["parallelism"].is_object()) {
-    for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vp", "micro_batch"})
-      doc["parallelism"].erase(key);
-  }
-  return read_scenario(sim::JsonDocument(doc, source).root(), false);
-}
-
 /// With replan: the best plan of `variant` at its size, or why there is none.
 std::optional<std::string> replan(Scenario& variant, const ScalingStudy& study) {
   SearchOptions o;  // as `size` searches: analytical ranking, bounded
@@ -186,7 +177,7 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
                                           const std::function<void(const ScalingRow&)>& on_row) {
   // The scenario as given fixes the plan family and the batch per replica (with replan: the
   // batch per GPU); any error in it is the user's to fix, not a property of one size.
-  const Scenario given = study.replan ? search_base(scenario, source)
+  const Scenario given = study.replan ? read_search_base(scenario, source)
                                       : read_scenario(sim::JsonDocument(scenario, source).root());
   const models::ParallelPlan& plan = given.plan;
   const int model_parallel = plan.tp * plan.pp * plan.cp;

@@ -227,6 +227,20 @@ struct Engine {
   /// A collective issued by `r`: in full-rank mode it starts once every member has issued it.
   /// Runs the collective of a comm op; a DeepEP dispatch/combine takes its own model's time
   /// once every member has arrived (full ranks) or at once (one rank per symmetric instance).
+  /// Moves the rank past `op` and starts its collective at flow fidelity; when the collective
+  /// ends it is recorded and then(its start) runs.
+  template <class OnEnd>
+  void start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
+    ++r.pass.op;
+    const Time start = sim.now();
+    const GroupKind kind = op.group;
+    const CollectiveOp cop = op.op;
+    collective(r, op, [this, &r, start, kind, cop, then] {
+      record_comm(r, kind, cop, start, sim.now());
+      then(start);
+    });
+  }
+
   void collective(RankRun& r, const WorkOp& w, Callback done) {
     const GroupKind kind = w.group;
     const CollectiveOp op = w.op;
@@ -384,12 +398,7 @@ struct Engine {
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.pass.op;
-          const Time start = sim.now();
-          const GroupKind kind = op.group;
-          const CollectiveOp cop = op.op;
-          collective(r, op, [this, &r, start, kind, cop] {
-            record_comm(r, kind, cop, start, sim.now());
+          start_collective(r, op, [this, &r, kind = op.group](Time start) {
             r.parts[exposed_part(kind)] += sim.now() - start;
             resume(r);
           });
@@ -406,13 +415,8 @@ struct Engine {
             continue;
           }
           if (!caught_up(r)) return false;
-          ++r.pass.op;
-          const Time start = sim.now();
-          const GroupKind kind = op.group;
-          const CollectiveOp cop = op.op;
           r.pass.slots[slot] = {false, op.group, Time::zero()};
-          collective(r, op, [this, &r, slot, start, kind, cop] {
-            record_comm(r, kind, cop, start, sim.now());
+          start_collective(r, op, [this, &r, slot](Time) {
             r.pass.slots[slot].done = true;
             r.pass.slots[slot].end = sim.now();
             if (r.pass.waiting_slot == static_cast<int>(slot)) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/run_cli.hpp"
+#include "tests/shared_reference.hpp"
 
 using fabricsim::testing::run_fabricsim;
 
@@ -108,9 +109,9 @@ TEST_CASE("IB SHARP: off by default, on by switch, NVLS + SHARP at NVLink SHARP 
 
 TEST_CASE("issue 8 bars on the dev collectives: every case runs, median per case <= 8%",
           "[collective]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const auto r = run_fabricsim(
-      {"validate", "--cases",
-       std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/dev-collectives.json", "--json"});
+      {"validate", "--cases", fabricsim::testing::shared_case("dev-collectives.json"), "--json"});
   REQUIRE(r.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(r.out);
   CHECK(doc.at("skipped").empty());

@@ -21,6 +21,7 @@
 #include "sim/units.hpp"
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shared_reference.hpp"
 #include "tools/fabricsim/cli.hpp"
 
 using namespace fabricsim;
@@ -36,10 +37,6 @@ std::string measurement(const std::string& file) {
 
 std::string nccl_log(const std::string& file) {
   return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + file;
-}
-
-std::string shared_case(const std::string& file) {
-  return std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/" + file;
 }
 
 /// Runs the CLI and requires exit code 2 with one line on stderr containing `expected`.
@@ -304,9 +301,11 @@ TEST_CASE("calibrate fit refuses inputs that give nothing and measurements beyon
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   };
-  check_rejected(with({"--nccl", shared_case("dev-training.json")}),
-                 "given to --nccl but holds no collective measurements (it is a cases_json file; "
-                 "training cases are never fitted)");
+  if (fabricsim::testing::shared_reference_present()) {
+    check_rejected(with({"--nccl", fabricsim::testing::shared_case("dev-training.json")}),
+                   "given to --nccl but holds no collective measurements (it is a cases_json "
+                   "file; training cases are never fitted)");
+  }
   check_rejected(with({"--nccl", measurement("gemm_bench_h200.json")}),
                  "holds no collective measurements (it is a gemm_bench_json file)");
   check_rejected(with({"--gemm", nccl_log("all_reduce_perf_8xh100.log")}),

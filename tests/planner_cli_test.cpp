@@ -6,6 +6,7 @@
 
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/shared_reference.hpp"
 
 using fabricsim::testing::CliResult;
 using fabricsim::testing::run_fabricsim;
@@ -104,8 +105,8 @@ TEST_CASE("cli: plan constraints no plan meets", "[cli][plan]") {
 }
 
 TEST_CASE("cli: plan ranks a published plan against the search", "[cli][plan]") {
-  const std::string cases =
-      std::string(FABRICSIM_SHARED_DIR) + "/reference/cases/dev-training.json";
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  const std::string cases = fabricsim::testing::shared_case("dev-training.json");
   const CliResult r =
       run_fabricsim({"plan", "--cases", cases, "--case", "nemo2407-pretrain-LLAMA2-7B-8",
                      "--max-micro-batch", "2", "--json"});
