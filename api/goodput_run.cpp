@@ -107,6 +107,7 @@ GoodputReport run_goodput(const Scenario& s, double days,
   const double tokens = t.step ? t.metrics.tokens_per_s : 0;
   const double step = t.step ? t.metrics.step_time_s : 0;
   GoodputReport r = evaluate_goodput(s, days, lv, tokens, step);
+  if (!t.step && t.infeasible) r.not_simulated = t.infeasible->reason;
   const double share = r.storage.checkpoint_nic_share;
   if (!t.step || share <= 0 || s.operations.checkpoint.mode != models::CheckpointMode::async) {
     return r;
@@ -182,6 +183,7 @@ nlohmann::json goodput_to_json(const GoodputReport& r) {
     j["limiter"] = r.limiter;
     if (r.time_to_train_days > 0) j["time_to_train_days"] = r.time_to_train_days;
   }
+  if (!r.not_simulated.empty()) j["not_simulated"] = r.not_simulated;
   return j;
 }
 
@@ -227,6 +229,8 @@ std::string goodput_to_text(const GoodputReport& r) {
                        r.storage.needed_bytes_per_s * 1e-9, r.storage.capacity_bytes_per_s * 1e-9);
     if (r.time_to_train_days > 0)
       out += fmt::format("time to train       {:.1f} days\n", r.time_to_train_days);
+  } else if (!r.not_simulated.empty()) {
+    out += fmt::format("throughput          not simulated: {}\n", r.not_simulated);
   }
   return out;
 }

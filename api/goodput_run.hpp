@@ -37,6 +37,9 @@ struct GoodputReport {
   models::GoodputResult result;
   StorageFeed storage;
   bool simulated = false;  ///< a step was simulated (throughput known)
+  /// Why no step was simulated (the plan does not divide or fit), so that the report says so
+  /// instead of leaving the throughput out in silence; empty when one was, or none was asked.
+  std::string not_simulated;
   double step_time_s = 0;
   double tokens_per_s = 0;            ///< simulated, without failures
   double effective_tokens_per_s = 0;  ///< min(simulated, storage) x goodput

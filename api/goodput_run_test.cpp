@@ -126,6 +126,25 @@ TEST_CASE("async checkpoint bursts over a shared fabric slow the simulated step"
   CHECK(own.result.lost.interference == 0);
 }
 
+TEST_CASE("a plan that does not fit still gets its goodput, and the report says why no throughput",
+          "[goodput][bad-input]") {
+  nlohmann::json d = small();
+  d["model"] = {{"preset", "llama3-405b"}};  // 405B at TP8: 100 GB of bf16 weights per GPU
+  const GoodputReport r = run_goodput(read(d), 10, std::nullopt);
+  CHECK_FALSE(r.simulated);
+  CHECK_THAT(r.not_simulated, Catch::Contains("GiB HBM"));
+  CHECK(r.result.goodput > 0);
+  CHECK_THAT(goodput_to_text(r), Catch::Contains("throughput          not simulated: "));
+  const nlohmann::json j = goodput_to_json(r);
+  CHECK(j["not_simulated"] == r.not_simulated);
+  CHECK_FALSE(j.contains("tokens_per_s"));
+  // A plan that runs has no such line.
+  const GoodputReport ok = run_goodput(read(small()), 10, std::nullopt);
+  CHECK(ok.simulated);
+  CHECK(ok.not_simulated.empty());
+  CHECK_FALSE(goodput_to_json(ok).contains("not_simulated"));
+}
+
 TEST_CASE("scenario reliability, checkpoint and storage keys", "[goodput][scenario]") {
   nlohmann::json d = small();
   d["reliability"] = {{"recovery", "manual"},
