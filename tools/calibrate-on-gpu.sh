@@ -56,41 +56,9 @@ nccl_bench="$build/tools/cuda/fabricsim-nccl-bench"
   die "the CUDA tools were not built (see the 'CUDA tools:' lines of the cmake output above)"
 
 # ---- GEMM shapes ------------------------------------------------------------------------------
-# Square sizes, then per hidden size h and token count T the GEMMs of a transformer layer:
-# QKV (T x 3h x h), attention output (T x h x h), MLP up (T x 4h x h), MLP down (T x h x 4h) and
-# the MLP weight gradient (4h x h x T); in bf16 and fp8. bf16 also gets batched attention GEMMs
-# (QK^T and PV, head dim 128) and tf32 a few squares.
+# Squares and the GEMMs of a transformer layer in bf16 and fp8 (tools/cuda/gemm_shapes.py).
 shapes="$out/gemm-shapes.json"
-{
-  rows=()
-  add() { rows+=("{\"m\": $1, \"n\": $2, \"k\": $3, \"batch\": $4, \"dtype\": \"$5\"}"); }
-  for dtype in bf16 fp8; do
-    for s in 256 512 1024 2048 3072 4096 6144 8192 12288 16384; do add "$s" "$s" "$s" 1 "$dtype"; done
-    for h in 2048 4096 5120 6144 8192 12288 16384; do
-      for t in 1024 2048 4096 8192 16384; do
-        add "$t" $((3 * h)) "$h" 1 "$dtype"
-        add "$t" "$h" "$h" 1 "$dtype"
-        add "$t" $((4 * h)) "$h" 1 "$dtype"
-        add "$t" "$h" $((4 * h)) 1 "$dtype"
-        add $((4 * h)) "$h" "$t" 1 "$dtype"
-      done
-    done
-  done
-  for s in 1024 2048 4096 8192; do
-    for b in 32 64; do
-      add "$s" "$s" 128 "$b" bf16
-      add "$s" 128 "$s" "$b" bf16
-    done
-  done
-  for s in 1024 4096 8192; do add "$s" "$s" "$s" 1 tf32; done
-  printf '{"shapes": [\n'
-  for i in "${!rows[@]}"; do
-    sep=","
-    ((i == ${#rows[@]} - 1)) && sep=""
-    printf '  %s%s\n' "${rows[$i]}" "$sep"
-  done
-  printf ']}\n'
-} >"$shapes"
+python3 "$repo/tools/cuda/gemm_shapes.py" >"$shapes"
 
 # ---- Measure ----------------------------------------------------------------------------------
 start=$SECONDS
