@@ -40,8 +40,7 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   c.sustained_clock = models::sustained_clock(scenario_gpu(s), profile.compute, p);
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
-  const topologies::SystemPreset* preset = topologies::find_system(s.system);
-  c.announced = preset != nullptr && preset->announced;
+  c.announced = s.preset->announced;
   c.unmeasured = !c.gemm_fitted && !c.collective_fitted;
   return c;
 }

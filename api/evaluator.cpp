@@ -75,8 +75,8 @@ struct Evaluator::State {
 };
 
 Evaluator::Evaluator(const Scenario& s) : state_(std::make_unique<State>()) {
-  const topologies::SystemPreset& preset = *topologies::find_system(s.system);
-  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
+  const topologies::SystemPreset& preset = *s.preset;
+  const topologies::GpuSpec& gpu = scenario_gpu(s);
   state_->name = s.system;
   state_->gpus = s.gpus;
   state_->system.name = s.cluster.system;

@@ -79,7 +79,7 @@ void read_system(const sim::JsonValue& sys, Scenario& sc) {
   SettingTarget target{sc, {}};
   sim::ObjectReader r = sys.as_object();
   read_settings("/system", r, target);
-  sc.cluster = topologies::find_system(sc.system)->make(sc.gpus);
+  sc.cluster = sc.preset->make(sc.gpus);
   if (auto nv = r.optional("nvlink")) {
     if (!sc.cluster.nvlink) nv->fail_message("this system has no NVLink domain to change");
     sim::ObjectReader nr = nv->as_object();
@@ -205,6 +205,10 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
   }
   top.finish();
   return sc;
+}
+
+const topologies::GpuSpec& scenario_gpu(const Scenario& s) {
+  return *topologies::find_gpu(s.preset->gpu);
 }
 
 Scenario read_search_base(nlohmann::json doc, const std::string& source) {

@@ -17,12 +17,20 @@
 #include "models/workload.hpp"
 #include "sim/json_reader.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
 
 struct Scenario {
   std::string source = "<scenario>";  ///< file name for messages
   std::string system = "dgx-h100";
+  /// The preset `system` names, resolved once by the reader (an alias's preset): what the GPU,
+  /// host CPU and cluster come from, never looked up by name again. Set both with use_preset.
+  const topologies::SystemPreset* preset = topologies::find_system("dgx-h100");
+  void use_preset(const topologies::SystemPreset& p) {
+    system = p.name;
+    preset = &p;
+  }
   int gpus = 8;
   topologies::ClusterSpec cluster;  ///< the preset's spec with the overrides applied
   /// The topology of `cluster`, built once by the reader (whoever changes `cluster` resets it).
@@ -59,6 +67,9 @@ Assignment parse_assignment(const std::string& text, const std::string& where);
 /// Applies "pointer=value" assignments (parse_assignment each).
 void apply_assignments(nlohmann::json& doc, const std::vector<std::string>& assignments,
                        const std::string& where);
+
+/// The GPU of a scenario's system (its resolved preset's).
+const topologies::GpuSpec& scenario_gpu(const Scenario& scenario);
 
 /// Reads and validates a scenario (strict: unknown keys are errors, plans that do not divide are
 /// rejected with the reason, unless `check_plan` is false: the plan searches only take the

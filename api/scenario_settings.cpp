@@ -102,7 +102,7 @@ constexpr Setting kSettings[] = {
         {[](const JsonValue& v, SettingTarget& t) {
            const topologies::SystemPreset* p = topologies::find_system(v.as_string());
            if (p == nullptr) v.fail(fmt::format("one of {}", topologies::system_names()));
-           t.scenario.system = p->name;  // an alias names its preset
+           t.scenario.use_preset(*p);  // an alias names its preset
          },
          [](const Scenario& s) -> json { return s.system; }}),
     row({.pointer = "/system/gpus",
@@ -508,10 +508,9 @@ constexpr Setting kSettings[] = {
                precision == topologies::Precision::tf32) {
              v.fail("one of bf16, fp16, fp8, mxfp8, nvfp4");
            }
-           const topologies::GpuSpec* gpu =
-               topologies::find_gpu(topologies::find_system(t.scenario.system)->gpu);
-           if (gpu->peak_tflops(precision) <= 0)
-             v.fail(fmt::format("a precision the {} has tensor cores for", gpu->id));
+           const topologies::GpuSpec& gpu = scenario_gpu(t.scenario);
+           if (gpu.peak_tflops(precision) <= 0)
+             v.fail(fmt::format("a precision the {} has tensor cores for", gpu.id));
          },
          [](const Scenario& s) -> json {
            return std::string(topologies::to_string(s.training.precision));

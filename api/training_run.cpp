@@ -32,10 +32,6 @@ static std::string layer_memory_text(const models::ParallelPlan& p) {
   return out;
 }
 
-const topologies::GpuSpec& scenario_gpu(const Scenario& s) {
-  return *topologies::find_gpu(topologies::find_system(s.system)->gpu);
-}
-
 calibration::CalibrationProfile scenario_profile(const Scenario& s) {
   return calibration::profile_for(s.system, scenario_gpu(s), s.calibration);
 }

@@ -42,9 +42,8 @@ struct TrainingReport {
   double simulate_wall_s = 0;
 };
 
-/// The GPU of a scenario's system, its calibration profile (the scenario's file, else the
-/// built-in one) and its lowered workload: what every command that simulates a scenario needs.
-const topologies::GpuSpec& scenario_gpu(const Scenario& scenario);
+/// A scenario's calibration profile (the scenario's file, else the built-in one) and its lowered
+/// workload: with scenario_gpu, what every command that simulates a scenario needs.
 calibration::CalibrationProfile scenario_profile(const Scenario& scenario);
 models::Workload scenario_workload(const Scenario& scenario,
                                    const calibration::CalibrationProfile& profile);

@@ -156,7 +156,7 @@ models::System ScenarioOptions::system(const std::string& preset, int gpus) cons
   const sim::JsonDocument parsed(doc, kCommandLine);
   api::Scenario sc;
   api::read_system(parsed.root().as_object().required("system"), sc);
-  const topologies::SystemPreset& p = *topologies::find_system(sc.system);
+  const topologies::SystemPreset& p = *sc.preset;
   return {sc.cluster.system, *topologies::find_gpu(p.gpu), p.cpu, sc.topology};
 }
 
