@@ -67,8 +67,8 @@ def random_bf16(*shape):
 
 
 def back_to_back(fn, flops, window_s, seconds, begin):
-    """Runs fn back to back for `seconds` in windows of about window_s; returns (time since
-    `begin`, TFLOP/s) per window, each window timed between two CUDA events."""
+    """Runs fn back to back for `seconds` in windows of about window_s, each timed between two
+    CUDA events; returns [(seconds since `begin`, TFLOP/s)] per window and the runs per window."""
     single = timed(fn, 3, warmup=2)["median_s"]
     per_window = max(1, int(window_s / single))
     windows = []
