@@ -218,9 +218,9 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     }
     p.compute.source = fmt::format(
         "GEMM: fitted to the reference GEMM cases of {}{}; attention, memory and launch: defaults "
-        "(FlashAttention-2 efficiencies, 0.8 of HBM, {})",
+        "({}, 0.8 of HBM, {})",
         gpu.id, donors_used.empty() ? "" : fmt::format(" ({})", fmt::join(donors_used, "; ")),
-        models::launch_source(preset.cpu));
+        models::attention_source(gpu.generation), models::launch_source(preset.cpu));
     // Collectives: this preset's fit, else its donor's.
     std::string from = preset.name;
     auto fit = system_fits.find(from);

@@ -36,14 +36,13 @@ double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& p
                          double flops, bool backward, double span = 0);
 /// How fast an attention library runs relative to the profile's attention efficiency, which
 /// describes the generation's default kernel (FlashAttention-2 on Ampere, cuDNN/TE fused
-/// attention on Hopper and Blackwell). FlashAttention-2 reaches only ~35% of H100's peak where
-/// cuDNN-class kernels reach ~50% (Shah et al. 2024, arXiv:2407.08608 §1 and Fig. 6): 0.7 on
-/// Hopper, assumed the same on Blackwell (FA2 uses neither wgmma nor tcgen05). FlashAttention-3
-/// reaches 75% forward on H100 (1.5x the profile's 0.5) and runs backward 1.5-1.75x faster than
-/// FA2 (ibid., Fig. 7): 0.7 x 1.6 = 1.12 backward; it is Hopper-only, elsewhere the default
-/// kernel runs. The Triton FlashAttention of flash-attn 1.x runs 1/1.8 of FA2 (FA2 is 1.3-2.5x
-/// faster, Dao 2023, arXiv:2307.08691 section 4.1). Unfused attention is priced as GEMMs, not
-/// here: 1.
+/// attention on Hopper and Blackwell). FlashAttention-2 against cuDNN on Hopper is measured on an
+/// H200 (0.54 forward, 0.58 backward); Blackwell keeps Shah et al.'s ~35% vs ~50% of peak
+/// (arXiv:2407.08608 §1), 0.7. FlashAttention-3 reaches 75% forward on H100 (0.75 / 0.655 of the
+/// Hopper profile) and runs backward 1.6x FA2 (1.5-1.75x, ibid., Fig. 7); it is Hopper-only,
+/// elsewhere the default kernel runs. The Triton FlashAttention of flash-attn 1.x runs 1/1.8 of
+/// FA2 (FA2 is 1.3-2.5x faster, Dao 2023, arXiv:2307.08691 section 4.1). Unfused attention is
+/// priced as GEMMs, not here: 1.
 double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneration generation,
                                 bool backward);
 

@@ -24,6 +24,11 @@ std::string launch_source(topologies::HostCpu host) {
                      host == topologies::HostCpu::arm ? "an Arm (Grace)" : "an x86");
 }
 
+std::string attention_source(topologies::GpuGeneration generation) {
+  return generation == topologies::GpuGeneration::hopper ? "cuDNN attention measured on an H200"
+                                                         : "FlashAttention-2 efficiencies";
+}
+
 ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologies::HostCpu host) {
   ComputeProfile p;
   // GEMM: until a fit replaces them, tiles of 128x128 (the common cuBLAS/CUTLASS Hopper and
@@ -32,14 +37,22 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologie
   for (GemmParams& g : p.gemm)
     g = GemmParams{};
   // Attention: FlashAttention-2 reaches 50-73% of peak forward on A100 and less backward (Dao
-  // 2023, arXiv:2307.08691): 0.65 / 0.5. On Hopper, FlashAttention-2 reaches only ~35% and
-  // FlashAttention-3 75% (Shah et al. 2024, arXiv:2407.08608); Triton's FA2 kernel measures 430-477
-  // TFLOP/s forward at head dim 128 (pytorch/benchmark ff65cb67): 0.5 / 0.4 for the 2024 stacks
-  // (cuDNN/FA2-class), also used for Blackwell until measured. The same Triton data (329 TFLOP/s at
-  // 512 keys, 477 at 16k) give the sequence ramp: span / (span + 220).
+  // 2023, arXiv:2307.08691): 0.65 / 0.5. Hopper's default kernel, cuDNN fused attention (what
+  // Transformer Engine runs), measured on an H200 of this workplace (calibration/data/
+  // h200-2026-12-04/kernels.json: torch SDPA's cuDNN backend, cuDNN 9.19, bf16, head dim 128,
+  // causal, 2k-16k tokens, burst clock): 525-643 TFLOP/s forward and 355-486 backward, which the
+  // ramp below turns into 0.655 / 0.505 of the 989 TFLOP/s peak (medians over the causal rows).
+  // The 2024 cuDNN was close: 574-617 TFLOP/s forward at head dim 128 without a mask, 1k-16k
+  // tokens, on H100 (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, Fig. 5). Blackwell
+  // keeps the earlier estimate until measured: 0.5 / 0.4 (Triton's FA2 kernel measured 430-477
+  // TFLOP/s forward at head dim 128 on H100, pytorch/benchmark ff65cb67). The same Triton data
+  // (329 TFLOP/s at 512 keys, 477 at 16k) give the sequence ramp: span / (span + 220).
   if (gpu.generation == topologies::GpuGeneration::ampere) {
     p.attention_forward_efficiency = 0.65;
     p.attention_backward_efficiency = 0.5;
+  } else if (gpu.generation == topologies::GpuGeneration::hopper) {
+    p.attention_forward_efficiency = 0.655;
+    p.attention_backward_efficiency = 0.505;
   } else {
     p.attention_forward_efficiency = 0.5;
     p.attention_backward_efficiency = 0.4;
@@ -52,7 +65,7 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologie
   // Between dependent kernels a GPU idles ~1-3 us (drain, launch, ramp-up): 2 us.
   p.kernel_gap = sim::Time::from_us(2);
   p.comm_sm_contention = 1.0;
-  p.source = "defaults (" + gpu.id + "): FlashAttention-2 efficiencies, 0.8 of HBM, " +
+  p.source = "defaults (" + gpu.id + "): " + attention_source(gpu.generation) + ", 0.8 of HBM, " +
              launch_source(host);
   return p;
 }

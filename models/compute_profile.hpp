@@ -64,6 +64,8 @@ struct ComputeProfile {
 /// of the result for where each comes from.
 ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu,
                                        topologies::HostCpu host = topologies::HostCpu::x86_intel);
+/// Where the default attention efficiencies of a GPU generation come from, for profile sources.
+std::string attention_source(topologies::GpuGeneration generation);
 /// Where the default kernel_launch for a host CPU comes from, for profile sources.
 std::string launch_source(topologies::HostCpu host);
 

@@ -673,7 +673,7 @@ TEST_CASE("the software's attention library sets the attention kernels' time", "
   const WorkOp& attn_a = find_op(a.stages[0].chunks[0].forward, "attn");
   const WorkOp& attn_b = find_op(b.stages[0].chunks[0].forward, "attn");
   CHECK((attn_b.duration.s() - attn_b.overhead.s()) ==
-        Approx((attn_a.duration.s() - attn_a.overhead.s()) / 0.7).epsilon(1e-9));
+        Approx((attn_a.duration.s() - attn_a.overhead.s()) / 0.54).epsilon(1e-9));
   CHECK(find_op(a.stages[0].chunks[0].forward, "qkv").duration.s() ==
         find_op(b.stages[0].chunks[0].forward, "qkv").duration.s());
 }
