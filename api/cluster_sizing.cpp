@@ -79,7 +79,7 @@ SizingRow size_one(const nlohmann::json& base, const std::string& system,
     SizePoint p = evaluate_size(base, system, k * row.domain, request);
     // Every size of a system rests on the same calibration: state it once, from the first
     // size that could be read.
-    if (!row.confidence && !p.scenario.system.empty()) {
+    if (!row.confidence && !p.scenario.system().empty()) {
       row.confidence = scenario_confidence(p.scenario);
     }
     return p;

@@ -34,7 +34,7 @@ std::vector<ComparisonRow> compare_scenarios(const std::vector<std::string>& lab
     row.report = run_training(scenarios[i]);
     const TrainingReport& r = row.report;
     if (r.step) {
-      const auto price = prices.systems.find(r.scenario.system);
+      const auto price = prices.systems.find(r.scenario.system());
       if (price != prices.systems.end() && price->second.gpu_hour_usd) {
         // GPU-hours per million tokens x price.
         row.usd_per_million_tokens =

@@ -9,7 +9,7 @@
 namespace fabricsim::api {
 
 std::string describe_calibration(const Scenario& s, const models::ComputeProfile& compute) {
-  std::string source = s.calibration.empty() ? "built-in profile of " + s.system : s.calibration;
+  std::string source = s.calibration.empty() ? "built-in profile of " + s.system() : s.calibration;
   if (!compute.sustained_source.empty()) {
     source += fmt::format(", sustained efficiency {:.3f} from {}", compute.sustained_efficiency,
                           compute.sustained_source);
@@ -19,7 +19,7 @@ std::string describe_calibration(const Scenario& s, const models::ComputeProfile
 
 Confidence assess_confidence(const calibration::CalibrationProfile& profile, const Scenario& s) {
   Confidence c;
-  c.system = s.system;
+  c.system = s.system();
   c.calibration = describe_calibration(s, profile.compute);
   const topologies::Precision p = s.training.precision;
   c.precision = std::string(topologies::to_string(p));

@@ -21,7 +21,7 @@ Scenario scenario(const std::vector<std::string>& sets) {
 TEST_CASE("confidence names the fitted data behind a result", "[confidence]") {
   const Scenario s = scenario({});
   const Confidence c =
-      assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
+      assess_confidence(calibration::profile_for(s.system(), scenario_gpu(s), ""), s);
   // DGX H100's built-in profile: bf16 GEMMs and collectives fitted to public measurements.
   CHECK(c.precision == "bf16");
   CHECK(c.gemm_fitted);
@@ -42,19 +42,19 @@ TEST_CASE("confidence states the sustained clock where one measured figure sets 
   // the sustained rate measured on an H200, topologies/gpu_spec.cpp).
   const Scenario h100 = scenario({});
   const Confidence c =
-      assess_confidence(calibration::profile_for(h100.system, scenario_gpu(h100), ""), h100);
+      assess_confidence(calibration::profile_for(h100.system(), scenario_gpu(h100), ""), h100);
   CHECK(c.sustained_clock == Approx(0.814).epsilon(0.002));
   CHECK_THAT(confidence_line(c), Catch::Contains("sustained clock 0.814"));
   CHECK(confidence_to_json(c)["sustained_clock"] == c.sustained_clock);
   // FP8 has its own measured figure: 1272 over the fit's 0.703 x 1978.9.
   const Scenario fp8 = scenario({"/training/precision=fp8"});
   const Confidence f =
-      assess_confidence(calibration::profile_for(fp8.system, scenario_gpu(fp8), ""), fp8);
+      assess_confidence(calibration::profile_for(fp8.system(), scenario_gpu(fp8), ""), fp8);
   CHECK(f.sustained_clock == Approx(0.914).epsilon(0.002));
   // A100 has no sustained figure: no clock to state.
   const Scenario a100 = scenario({"/system/preset=dgx-a100-80gb"});
   const Confidence a =
-      assess_confidence(calibration::profile_for(a100.system, scenario_gpu(a100), ""), a100);
+      assess_confidence(calibration::profile_for(a100.system(), scenario_gpu(a100), ""), a100);
   CHECK(a.sustained_clock == 1);
   CHECK_THAT(confidence_line(a), !Catch::Contains("sustained clock"));
 }
@@ -63,7 +63,7 @@ TEST_CASE("fp16 runs on bf16's fit and says so", "[confidence]") {
   const Scenario bf16 = scenario({});
   const Scenario fp16 = scenario({"/training/precision=fp16"});
   const calibration::CalibrationProfile profile =
-      calibration::profile_for(bf16.system, scenario_gpu(bf16), "");
+      calibration::profile_for(bf16.system(), scenario_gpu(bf16), "");
   const Confidence a = assess_confidence(profile, bf16);
   const Confidence b = assess_confidence(profile, fp16);
   CHECK(b.precision == "fp16");
@@ -77,7 +77,7 @@ TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
       scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
                 "/software={\"framework\": \"nemo\", \"version\": \"24.07\"}"});
   const Confidence c =
-      assess_confidence(calibration::profile_for(s.system, scenario_gpu(s), ""), s);
+      assess_confidence(calibration::profile_for(s.system(), scenario_gpu(s), ""), s);
   CHECK_FALSE(c.gemm_fitted);
   CHECK(c.software == "nemo-24.07");
   CHECK(c.software_documented);

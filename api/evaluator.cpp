@@ -77,7 +77,7 @@ struct Evaluator::State {
 Evaluator::Evaluator(const Scenario& s) : state_(std::make_unique<State>()) {
   const topologies::SystemPreset& preset = *s.preset;
   const topologies::GpuSpec& gpu = scenario_gpu(s);
-  state_->name = s.system;
+  state_->name = s.system();
   state_->gpus = s.gpus;
   state_->system.name = s.cluster.system;
   state_->system.gpu = gpu;
@@ -86,7 +86,7 @@ Evaluator::Evaluator(const Scenario& s) : state_(std::make_unique<State>()) {
       s.topology
           ? s.topology
           : std::make_shared<const topologies::Topology>(topologies::build_cluster(s.cluster));
-  state_->profile = calibration::profile_for(s.system, gpu, s.calibration);
+  state_->profile = calibration::profile_for(s.system(), gpu, s.calibration);
   state_->calibration_source = describe_calibration(s, state_->profile.compute);
 }
 
@@ -114,8 +114,8 @@ PreparedPlan Evaluator::prepare(const Scenario& s) const {
 }
 
 PreparedPlan Evaluator::prepare(const Scenario& s, const models::ComputeProfile& compute) const {
-  if (s.system != state_->name || s.gpus > state_->gpus) {
-    throw std::invalid_argument("Evaluator::prepare: the scenario is on " + s.system + " x " +
+  if (s.system() != state_->name || s.gpus > state_->gpus) {
+    throw std::invalid_argument("Evaluator::prepare: the scenario is on " + s.system() + " x " +
                                 std::to_string(s.gpus) + ", the evaluator on " + state_->name +
                                 " x " + std::to_string(state_->gpus));
   }

@@ -42,7 +42,7 @@ Scenario read_job(const sim::JsonValue& job, const JobMix& mix, std::string& nam
   nlohmann::json doc = job.raw();
   for (const char* key : {"name", "gpus", "comment"})
     doc.erase(key);
-  doc["system"] = {{"preset", mix.cluster.system}, {"gpus", gpus}};
+  doc["system"] = {{"preset", mix.cluster.system()}, {"gpus", gpus}};
   Scenario sc;
   try {
     sc = read_scenario(job.child(doc, job.pointer()));
@@ -119,7 +119,7 @@ JobMix read_job_mix(const sim::JsonValue& root) {
 JobMixReport run_job_mix(const JobMix& mix, models::PlacementPolicy policy) {
   JobMixReport report;
   report.source = mix.source;
-  report.system = mix.cluster.system;
+  report.system = mix.cluster.system();
   report.gpus = mix.cluster.gpus;
   report.policy = policy;
   report.fidelity = fidelity_of(mix.cluster.simulation.backend);

@@ -338,7 +338,7 @@ nlohmann::json search_to_json(const PlanSearch& s, const Scenario& scenario) {
 std::string search_to_text(const PlanSearch& s, const Scenario& scenario) {
   std::string out = fmt::format(
       "{} on {} x {}, {} {}, global batch {}, seq {}\n", scenario.model.name, scenario.gpus,
-      scenario.system, models::to_string(scenario.training.task),
+      scenario.system(), models::to_string(scenario.training.task),
       topologies::to_string(scenario.training.precision), scenario.training.global_batch,
       models::sequence_length(scenario.training, scenario.model));
   out +=

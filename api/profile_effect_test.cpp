@@ -39,7 +39,7 @@ const models::StageBreakdown& critical(const TrainingReport& r) {
 TEST_CASE("a profile with slower GEMMs gives a longer step", "[profile-effect]") {
   const ScratchDir dir("profile-effect-gemm");
   const Scenario base = scenario_with({"/simulation/backend=analytical"});
-  const calibration::CalibrationProfile builtin = *calibration::builtin_profile(base.system);
+  const calibration::CalibrationProfile builtin = *calibration::builtin_profile(base.system());
 
   calibration::CalibrationProfile slow = builtin;
   for (Precision p : {Precision::bf16, Precision::fp16}) {
@@ -72,7 +72,7 @@ TEST_CASE("a profile with a faster network does not lengthen exposed DP time", "
   // path and the comparison is not trivially 0 = 0.
   const Scenario base = scenario_with({"/system/gpus=16", "/parallelism/dp_comm_overlap=false"});
   REQUIRE(base.plan.dp == 8);
-  const calibration::CalibrationProfile builtin = *calibration::builtin_profile(base.system);
+  const calibration::CalibrationProfile builtin = *calibration::builtin_profile(base.system());
 
   calibration::CalibrationProfile slow_net = builtin;
   slow_net.collective.network_efficiency = 0.4;

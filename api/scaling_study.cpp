@@ -190,10 +190,10 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
     // What the rows of this system rest on: its preset's profile (sizes do not change it).
     Scenario probe = given;
     const auto system_file = study.system_files.find(system);
-    probe.use_preset(
-        *topologies::find_system(system_file == study.system_files.end()
-                                     ? system
-                                     : system_file->second.at("preset").get<std::string>()));
+    probe.preset =
+        topologies::find_system(system_file == study.system_files.end()
+                                    ? system
+                                    : system_file->second.at("preset").get<std::string>());
     const Confidence confidence = scenario_confidence(probe);
     for (ScalingMode mode : study.modes) {
       std::optional<Baseline> baseline;
@@ -249,7 +249,7 @@ std::vector<ScalingRow> run_scaling_study(const nlohmann::json& scenario, const 
                           .as_object()
                           .required("system"),
                       variant);
-          row.preset = variant.system;  // an alias names its preset
+          row.preset = variant.system();  // an alias names its preset
         } catch (const sim::InputError& e) {
           emit(infeasible_row(row, e.message()));
           continue;

@@ -23,14 +23,10 @@ namespace fabricsim::api {
 
 struct Scenario {
   std::string source = "<scenario>";  ///< file name for messages
-  std::string system = "dgx-h100";
-  /// The preset `system` names, resolved once by the reader (an alias's preset): what the GPU,
-  /// host CPU and cluster come from, never looked up by name again. Set both with use_preset.
+  /// The system preset, resolved once by the reader (an alias's preset): what the GPU, host CPU
+  /// and cluster come from; system() is its name.
   const topologies::SystemPreset* preset = topologies::find_system("dgx-h100");
-  void use_preset(const topologies::SystemPreset& p) {
-    system = p.name;
-    preset = &p;
-  }
+  const std::string& system() const { return preset->name; }
   int gpus = 8;
   topologies::ClusterSpec cluster;  ///< the preset's spec with the overrides applied
   /// The topology of `cluster`, built once by the reader (whoever changes `cluster` resets it).

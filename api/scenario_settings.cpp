@@ -102,9 +102,9 @@ constexpr Setting kSettings[] = {
         {[](const JsonValue& v, SettingTarget& t) {
            const topologies::SystemPreset* p = topologies::find_system(v.as_string());
            if (p == nullptr) v.fail(fmt::format("one of {}", topologies::system_names()));
-           t.scenario.use_preset(*p);  // an alias names its preset
+           t.scenario.preset = p;  // an alias names its preset
          },
-         [](const Scenario& s) -> json { return s.system; }}),
+         [](const Scenario& s) -> json { return s.system(); }}),
     row({.pointer = "/system/gpus",
          .kind = SettingKind::count,
          .type = "positive integer",

@@ -33,7 +33,7 @@ static std::string layer_memory_text(const models::ParallelPlan& p) {
 }
 
 calibration::CalibrationProfile scenario_profile(const Scenario& s) {
-  return calibration::profile_for(s.system, scenario_gpu(s), s.calibration);
+  return calibration::profile_for(s.system(), scenario_gpu(s), s.calibration);
 }
 
 models::Workload scenario_workload(const Scenario& s,
@@ -119,9 +119,9 @@ std::string report_to_text(const TrainingReport& r) {
   std::string out = fmt::format(
       "{} on {} x {} ({}), {} {} | TP{} PP{} DP{} CP{} EP{} VP{} mb{} gbs{} seq{} | zero {} "
       "recompute {}{} | {} backend\n",
-      s.model.name, s.gpus, s.system, placement.order_string(), models::to_string(s.training.task),
-      topologies::to_string(s.training.precision), p.tp, p.pp, p.dp, p.cp, p.ep, p.vp,
-      p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
+      s.model.name, s.gpus, s.system(), placement.order_string(),
+      models::to_string(s.training.task), topologies::to_string(s.training.precision), p.tp, p.pp,
+      p.dp, p.cp, p.ep, p.vp, p.micro_batch, s.training.global_batch, r.workload.seq_len, p.zero,
       models::to_string(p.recompute), layer_memory_text(p),
       models::to_string(s.simulation.backend));
   out += fmt::format("calibration: {}\n", r.calibration_source);

@@ -100,9 +100,9 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
       return flash2;
     case AttentionKernel::flash3:
       // FlashAttention-3 (Hopper only): 75% of H100's peak forward, backward 1.5-1.75x FA2
-      // (Shah et al. 2024, Fig. 5 and 7), over the profile's Hopper default (0.655 forward).
+      // (Shah et al. 2024, Fig. 5 and 7), over the Hopper default's forward efficiency.
       if (generation != GpuGeneration::hopper) return 1.0;
-      return backward ? 1.6 * flash2 : 0.75 / 0.655;
+      return backward ? 1.6 * flash2 : 0.75 / kHopperAttentionForward;
     case AttentionKernel::flash_triton:
       // FlashAttention-2 runs 1.3-2.5x faster than the Triton FlashAttention (Dao 2023,
       // arXiv:2307.08691, section 4.1, A100, forward + backward): the geometric middle of that

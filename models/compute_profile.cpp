@@ -51,8 +51,8 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologie
     p.attention_forward_efficiency = 0.65;
     p.attention_backward_efficiency = 0.5;
   } else if (gpu.generation == topologies::GpuGeneration::hopper) {
-    p.attention_forward_efficiency = 0.655;
-    p.attention_backward_efficiency = 0.505;
+    p.attention_forward_efficiency = kHopperAttentionForward;
+    p.attention_backward_efficiency = kHopperAttentionBackward;
   } else {
     p.attention_forward_efficiency = 0.5;
     p.attention_backward_efficiency = 0.4;

@@ -27,6 +27,12 @@ struct GemmParams {
   friend bool operator==(const GemmParams&, const GemmParams&) = default;
 };
 
+/// Hopper's default attention kernel (cuDNN fused attention) as measured on an H200: forward and
+/// backward efficiency of the bf16 peak before the sequence ramp (sources: compute_profile.cpp).
+/// The FlashAttention-3 factor is relative to it (models::attention_library_factor).
+inline constexpr double kHopperAttentionForward = 0.655;
+inline constexpr double kHopperAttentionBackward = 0.505;
+
 struct ComputeProfile {
   /// Indexed by topologies::Precision (bf16, fp16, fp8, mxfp8, nvfp4, tf32).
   std::array<GemmParams, 6> gemm{};

@@ -61,6 +61,12 @@ def timed(fn, iters, warmup=3):
             "runs": iters}
 
 
+def median(values):
+    """The median of the values that are not None, or None when none is."""
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
 def random_bf16(*shape):
     # Random data, never zeros: matrix units and memory compression run faster on zeros.
     return torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
@@ -180,11 +186,6 @@ def sustained_gemm(seconds, size):
         s["t_s"] = s.pop("t") - begin
     loaded = [s for s in samples if 1.0 < s["t_s"] < seconds]
     tail = windows[len(windows) // 2:]
-
-    def median(values):
-        values = [v for v in values if v is not None]
-        return statistics.median(values) if values else None
-
     summary = {
         "size": size, "seconds": seconds, "gemms_per_window": per_window,
         "burst_tflops": windows[0]["tflops"] if windows else None,
@@ -354,10 +355,8 @@ def msmf(seconds_per_shape):
     for row in rows:
         if "t0_s" in row:
             inside = [s for s in samples if row["t0_s"] + 1 < s["t_s"] < row["t1_s"]]
-            clocks = [s["sm_mhz"] for s in inside if s.get("sm_mhz")]
-            power = [s["power_w"] for s in inside if s.get("power_w")]
-            row["sm_mhz_median"] = statistics.median(clocks) if clocks else None
-            row["power_w_median"] = statistics.median(power) if power else None
+            row["sm_mhz_median"] = median(s.get("sm_mhz") for s in inside)
+            row["power_w_median"] = median(s.get("power_w") for s in inside)
     return {"rows": rows, "smi": samples}
 
 

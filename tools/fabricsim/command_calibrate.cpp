@@ -409,7 +409,7 @@ class CalibrateCommand final : public Command {
         {"comment",
          fmt::format("GEMM shapes of one step of {} on {} x {} (TP{} PP{} DP{} CP{} EP{}), "
                      "per stage rank",
-                     sc.model.name, sc.gpus, sc.system, sc.plan.tp, sc.plan.pp, sc.plan.dp,
+                     sc.model.name, sc.gpus, sc.system(), sc.plan.tp, sc.plan.pp, sc.plan.dp,
                      sc.plan.cp, sc.plan.ep)},
         {"shapes", shapes}};
     if (output_.empty()) {

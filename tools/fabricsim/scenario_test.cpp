@@ -55,7 +55,7 @@ void check_assignments_rejected(const std::vector<std::string>& assignments,
 TEST_CASE("the default scenario reads as documented", "[scenario]") {
   const Scenario s = read(default_scenario_json(), "<scenario>");
   CHECK(s.source == "<scenario>");
-  CHECK(s.system == "dgx-h100");
+  CHECK(s.system() == "dgx-h100");
   CHECK(s.gpus == 8);
   CHECK(s.model.name == "llama3-8b");
   CHECK(s.plan.tp == 1);
