@@ -6,6 +6,7 @@
 
 #include "api/scenario_settings.hpp"
 #include "sim/input_error.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::api;
@@ -13,7 +14,7 @@ using namespace fabricsim::api;
 namespace {
 
 std::string doc(const std::string& name) {
-  std::ifstream in(std::string(FABRICSIM_SOURCE_DIR) + "/docs/" + name);
+  std::ifstream in(testing::source_file("docs", name));
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();

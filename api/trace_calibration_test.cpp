@@ -5,6 +5,7 @@
 
 #include "models/compute_model.hpp"
 #include "sim/json_reader.hpp"
+#include "tests/source_file.hpp"
 #include "topologies/gpu_spec.hpp"
 
 using namespace fabricsim;
@@ -93,8 +94,8 @@ TEST_CASE("trace calibration: each class's parameter reproduces its traced time"
 TEST_CASE("trace calibration: another GPU's trace is flagged, impossible speeds clamp", "[trace]") {
   const Scenario s = scenario();
   const Evaluator cluster(s);
-  const calibration::KinetoTrace a100 = calibration::load_kineto_trace(
-      std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/kineto/hta-a100-rank0.json");
+  const calibration::KinetoTrace a100 =
+      calibration::load_kineto_trace(testing::source_file("tests/data/kineto/hta-a100-rank0.json"));
   const TraceFit fit = fit_to_trace(cluster, s, a100);
   CHECK_THAT(fit.warning, Catch::Contains("A100-SXM4-80GB"));
   // The A100 trace runs no attention kernels the model would fit.

@@ -13,6 +13,7 @@
 #include "calibration/importers.hpp"
 #include "calibration/profile.hpp"
 #include "models/compute_model.hpp"
+#include "tests/source_file.hpp"
 #include "topologies/gpu_spec.hpp"
 
 using namespace fabricsim;
@@ -22,7 +23,7 @@ using topologies::Precision;
 namespace {
 
 std::string data_file(const std::string& name) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/calibration/data/h200-2026-12-04/" + name;
+  return testing::source_file("calibration/data/h200-2026-12-04", name);
 }
 
 nlohmann::json read_json(const std::string& name) {

@@ -6,6 +6,7 @@
 
 #include "sim/input_error.hpp"
 #include "tests/shared_reference.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -13,7 +14,7 @@ using namespace fabricsim::calibration;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/" + name;
+  return testing::source_file("tests/data", name);
 }
 
 std::string read(const std::string& path) {

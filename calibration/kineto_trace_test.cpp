@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/input_error.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -62,8 +63,8 @@ TEST_CASE("a trace's kernel time per class, per step, and GPU busy time", "[trac
 
 TEST_CASE("a real trace: HolisticTraceAnalysis' A100 training trace", "[trace]") {
   // Expected values summed independently (Python) over tests/data/kineto/hta-a100-rank0.json.
-  const KinetoTrace t = load_kineto_trace(std::string(FABRICSIM_SOURCE_DIR) +
-                                          "/tests/data/kineto/hta-a100-rank0.json");
+  const KinetoTrace t =
+      load_kineto_trace(testing::source_file("tests/data/kineto/hta-a100-rank0.json"));
   CHECK(t.gpu_name == "NVIDIA A100-SXM4-80GB");
   CHECK(t.steps == 5);
   CHECK(t.total.of(KernelClass::gemm) == Approx(0.125118).epsilon(1e-9));

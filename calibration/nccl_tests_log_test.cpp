@@ -4,6 +4,7 @@
 
 #include "calibration/importers.hpp"
 #include "sim/input_error.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -11,7 +12,7 @@ using namespace fabricsim::calibration;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name;
+  return testing::source_file("tests/data/nccl-tests", name);
 }
 
 std::string read(const std::string& path) {

@@ -7,6 +7,7 @@
 #include "sim/input_error.hpp"
 #include "tests/model_cases.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/source_file.hpp"
 #include "topologies/system_presets.hpp"
 
 using namespace fabricsim;
@@ -174,8 +175,7 @@ TEST_CASE("the built-in profile files are in the canonical format", "[profile]")
     INFO(preset.name);
     const CalibrationProfile* builtin = builtin_profile(preset.name);
     REQUIRE(builtin != nullptr);
-    const std::string file =
-        std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/" + preset.name + ".json";
+    const std::string file = testing::source_file("calibration/profiles", preset.name + ".json");
     REQUIRE(std::filesystem::exists(file));
     const nlohmann::json on_disk = nlohmann::json::parse(testing::read_file(file));
     CHECK(profile_to_json(*builtin) == on_disk);
@@ -330,7 +330,7 @@ TEST_CASE("every system preset has a built-in profile with provenance", "[profil
       CHECK_FALSE(pr.notes.empty());
       if (pr.file.empty()) continue;
       ++files;
-      CHECK(std::filesystem::exists(std::string(FABRICSIM_SOURCE_DIR) + "/" + pr.file));
+      CHECK(std::filesystem::exists(testing::source_file(pr.file)));
     }
     CHECK(files >= 2);
     // Fit qualities, where present, are sane.

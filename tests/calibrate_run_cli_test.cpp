@@ -9,6 +9,7 @@
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tests/shared_reference.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::testing;
@@ -178,8 +179,7 @@ TEST_CASE("cli: validate --print-scenarios prints what validate runs, and run re
 }
 
 TEST_CASE("cli: calibrate trace reads a real trace and fits a profile", "[cli][calibrate][trace]") {
-  const std::string trace =
-      std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/kineto/hta-a100-rank0.json";
+  const std::string trace = testing::source_file("tests/data/kineto/hta-a100-rank0.json");
   const CliResult r = run_fabricsim({"calibrate", "trace", trace});
   INFO(r.err);
   REQUIRE(r.code == 0);

@@ -12,6 +12,7 @@
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tests/shared_reference.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using fabricsim::testing::CliResult;
@@ -26,7 +27,7 @@ std::string shared_case(const std::string& file) {
 }
 
 std::string measurement(const std::string& file) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/measurements/" + file;
+  return testing::source_file("tests/data/measurements", file);
 }
 
 /// The rows of a `collective` text table (lines not starting with '#').

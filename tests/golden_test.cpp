@@ -21,6 +21,7 @@
 
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/source_file.hpp"
 
 using fabricsim::testing::CliResult;
 using fabricsim::testing::lines_of;
@@ -29,7 +30,7 @@ using fabricsim::testing::run_fabricsim;
 namespace {
 
 std::string golden_path(const std::string& name) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/golden/" + name;
+  return fabricsim::testing::source_file("tests/golden", name);
 }
 
 bool updating() {

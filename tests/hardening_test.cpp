@@ -22,6 +22,7 @@
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tests/shared_reference.hpp"
+#include "tests/source_file.hpp"
 #include "tools/fabricsim/cli.hpp"
 
 using namespace fabricsim;
@@ -32,11 +33,11 @@ using fabricsim::testing::ScratchDir;
 namespace {
 
 std::string measurement(const std::string& file) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/measurements/" + file;
+  return testing::source_file("tests/data/measurements", file);
 }
 
 std::string nccl_log(const std::string& file) {
-  return std::string(FABRICSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + file;
+  return testing::source_file("tests/data/nccl-tests", file);
 }
 
 /// Runs the CLI and requires exit code 2 with one line on stderr containing `expected`.
@@ -199,8 +200,8 @@ TEST_CASE("an overflowed time is an error naming the input, never a result",
 
 TEST_CASE("efficiencies of 0 that would divide are rejected", "[hardening][bad-input]") {
   const ScratchDir dir("hardening-efficiency");
-  nlohmann::json profile = nlohmann::json::parse(testing::read_file(
-      std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json"));
+  nlohmann::json profile = nlohmann::json::parse(
+      testing::read_file(testing::source_file("calibration/profiles/dgx-h100.json")));
   for (const std::string pointer :
        {"/collective/network_efficiency", "/compute/memory_efficiency",
         "/compute/attention_forward_efficiency", "/compute/gemm/bf16/max_efficiency"}) {

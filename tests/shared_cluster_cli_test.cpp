@@ -5,6 +5,7 @@
 
 #include "tests/run_cli.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/source_file.hpp"
 
 using fabricsim::testing::CliResult;
 using fabricsim::testing::json_of;
@@ -13,8 +14,7 @@ using fabricsim::testing::ScratchDir;
 
 namespace {
 
-const std::string kExample =
-    std::string(FABRICSIM_SOURCE_DIR) + "/docs/examples/shared-cluster.json";
+const std::string kExample = fabricsim::testing::source_file("docs/examples/shared-cluster.json");
 
 /// Two identical Llama 3 8B jobs of 16 GPUs (TP8 DP2) on 32 GPUs of DGX H100 whose leaf groups
 /// are two servers with one uplink per leaf (2:1): packed, each job has a leaf group to itself;

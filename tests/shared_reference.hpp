@@ -19,11 +19,11 @@ inline std::string shared_dir() {
 
 /// A case file of ../shared/reference/cases.
 inline std::string shared_case(const std::string& file) {
-  return shared_dir() + "/reference/cases/" + file;
+  return (std::filesystem::path(shared_dir()) / "reference" / "cases" / file).string();
 }
 
 inline bool shared_reference_present() {
-  return std::filesystem::is_directory(shared_dir() + "/reference/cases");
+  return std::filesystem::is_directory(std::filesystem::path(shared_dir()) / "reference" / "cases");
 }
 
 }  // namespace fabricsim::testing

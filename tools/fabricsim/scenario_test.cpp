@@ -6,6 +6,7 @@
 #include "api/training_run.hpp"
 #include "sim/input_error.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/source_file.hpp"
 #include "tools/fabricsim/scenario_options.hpp"
 
 using namespace fabricsim;
@@ -372,8 +373,7 @@ nlohmann::json run_json(const Scenario& s) {
 
 TEST_CASE("run --json's scenario, read back as a scenario file, reproduces the run exactly",
           "[scenario][echo]") {
-  const std::string profile =
-      std::string(FABRICSIM_SOURCE_DIR) + "/calibration/profiles/dgx-h100.json";
+  const std::string profile = testing::source_file("calibration/profiles/dgx-h100.json");
   const std::vector<std::vector<std::string>> variants = {
       {},  // the embedded default, flow backend
       // A software preset, its attention kernel overridden, FP8 LoRA with a token budget.
