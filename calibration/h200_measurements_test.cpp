@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -99,45 +100,75 @@ TEST_CASE("the GH100 sustained matmul rates are the best shapes measured at the 
 
 TEST_CASE("the attention model against cuDNN and FlashAttention-2 measured on an H200",
           "[calibration][h200]") {
-  // torch scaled_dot_product_attention, head dim 128, 32 heads, 16k tokens a batch, burst clock
-  // (the profile's clock: a step runs attention at sustained_clock of it). The profile's attention
-  // efficiencies describe Hopper's default kernel (cuDNN fused attention); FlashAttention-2 runs
-  // at attention_library_factor of it.
+  // torch scaled_dot_product_attention, head dim 128 and 64, 32 heads, 16k tokens a batch, burst
+  // clock (the profile's clock: a step runs attention at sustained_clock of it). The profile's
+  // attention efficiencies describe Hopper's default kernel (cuDNN fused attention) at width 128;
+  // FlashAttention-2 runs at attention_library_factor of it, and width 64 at
+  // attention_head_dim_factor of width 128.
   const nlohmann::json doc = read_json("kernels.json");
   const calibration::CalibrationProfile profile = calibration::profile_for("dgx-h200", h200(), "");
-  std::vector<double> cudnn_fwd, cudnn_bwd, flash_fwd, flash_bwd;
+  struct Errors {
+    std::vector<double> fwd, bwd;
+  };
+  std::map<std::pair<std::string, int>, Errors> errors;  // (backend, head dim)
   for (const nlohmann::json& row : doc["attention"]) {
-    if (!row.contains("fwd_s") || row["head_dim"] != 128) continue;
     const std::string backend = row["backend"];
-    if (backend == "efficient") continue;
+    if (!row.contains("fwd_s") || backend == "efficient") continue;
     const double seq = row["seq"], batch = row["batch"], heads = row["heads"];
+    const int width = row["head_dim"];
     const bool causal = row["causal"];
-    const double flops = 4.0 * batch * heads * seq * seq * 128 * (causal ? 0.5 : 1.0);
+    const double flops = 4.0 * batch * heads * seq * seq * width * (causal ? 0.5 : 1.0);
     const double span = causal ? seq / 2 : seq;
     const auto kernel =
         backend == "cudnn" ? models::AttentionKernel::cudnn : models::AttentionKernel::flash2;
     const auto predict = [&](bool backward) {
       return models::attention_seconds(h200(), profile.compute, flops * (backward ? 2.5 : 1.0),
                                        backward, span) /
-             models::attention_library_factor(kernel, h200().generation, backward);
+             models::attention_library_factor(kernel, h200().generation, backward) /
+             models::attention_head_dim_factor(kernel, width, backward);
     };
     const double fwd = row["fwd_s"];
     const double bwd = row["fwd_bwd_s"].get<double>() - fwd;
-    (backend == "cudnn" ? cudnn_fwd : flash_fwd).push_back(predict(false) / fwd - 1);
-    (backend == "cudnn" ? cudnn_bwd : flash_bwd).push_back(predict(true) / bwd - 1);
+    Errors& e = errors[{backend, width}];
+    e.fwd.push_back(predict(false) / fwd - 1);
+    e.bwd.push_back(predict(true) / bwd - 1);
   }
-  REQUIRE(cudnn_fwd.size() == 8);
-  REQUIRE(flash_fwd.size() == 8);
-  INFO("signed median error: cuDNN fwd " << median(cudnn_fwd) << " bwd " << median(cudnn_bwd)
-                                         << ", FA2 fwd " << median(flash_fwd) << " bwd "
-                                         << median(flash_bwd));
-  // Measured at this commit (docs/validation.md, "H200 kernels"): the Hopper profile's
-  // efficiencies are these measurements (models/compute_profile.cpp), so both libraries land
-  // within a few percent; the medians are over the causal and unmasked rows, 2k-16k tokens.
-  CHECK(std::abs(median(cudnn_fwd)) < 0.06);
-  CHECK(std::abs(median(cudnn_bwd)) < 0.06);
-  CHECK(std::abs(median(flash_fwd)) < 0.06);
-  CHECK(std::abs(median(flash_bwd)) < 0.06);
+  REQUIRE(errors.size() == 4);
+  for (const auto& [key, e] : errors) {
+    REQUIRE(e.fwd.size() == 8);
+    INFO(key.first << " head dim " << key.second << ": signed median error fwd " << median(e.fwd)
+                   << " bwd " << median(e.bwd));
+    // Measured at this commit (docs/validation.md, "H200 kernels"): the Hopper profile's
+    // efficiencies and the width term are these measurements (models/compute_profile.cpp,
+    // compute_model.cpp), so both libraries land within a few percent at both widths; the
+    // medians are over the causal and unmasked rows, 2k-16k tokens.
+    CHECK(std::abs(median(e.fwd)) < 0.06);
+    CHECK(std::abs(median(e.bwd)) < 0.06);
+  }
+}
+
+TEST_CASE("attention's head-width term: slower below the calibrated width, 1 from it up",
+          "[calibration][h200]") {
+  using models::AttentionKernel;
+  for (const AttentionKernel k :
+       {AttentionKernel::cudnn, AttentionKernel::flash3, AttentionKernel::flash2}) {
+    for (const bool backward : {false, true}) {
+      CHECK(models::attention_head_dim_factor(k, 128, backward) == Approx(1.0));
+      CHECK(models::attention_head_dim_factor(k, 64, backward) < 0.95);
+      CHECK(models::attention_head_dim_factor(k, 96, backward) >
+            models::attention_head_dim_factor(k, 64, backward));
+      CHECK(models::attention_head_dim_factor(k, 192, backward) == 1.0);
+    }
+  }
+  // cuDNN's forward loses the most at width 64 (the measured 0.684).
+  CHECK(models::attention_head_dim_factor(AttentionKernel::cudnn, 64, false) ==
+        Approx(0.684).epsilon(0.01));
+  // FA2's backward loses the least (the measured 0.900).
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash2, 64, true) ==
+        Approx(0.900).epsilon(0.01));
+  // Unmeasured across widths, or priced as GEMMs: no term.
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash_triton, 64, false) == 1.0);
+  CHECK(models::attention_head_dim_factor(AttentionKernel::unfused, 64, true) == 1.0);
 }
 
 TEST_CASE("SM contention: a GEMM beside k held SMs slows as the model's 1 + k/SMs at NCCL's counts",

@@ -46,6 +46,16 @@ double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& p
 double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneration generation,
                                 bool backward);
 
+/// How fast an attention library runs at head width `head_dim` (the mean of the q/k and v widths)
+/// relative to width 128, where the attention efficiencies are calibrated. Per score a kernel does
+/// 2 x (q/k + v width) matmul FLOPs on tensor cores but one exponential on the much slower
+/// special-function units whatever the width, so narrow heads spend relatively longer in the
+/// softmax: efficiency ~ d / (d + d0), with d0 per library family and direction fitted to an
+/// H200's SDPA kernels at widths 64 and 128 (compute_model.cpp). 1 from width 128 up (the law
+/// overshoots published wide-head rates), for unfused attention (priced as GEMMs) and for the
+/// Triton FlashAttention (not measured across widths).
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward);
+
 /// Seconds for a memory-bound kernel moving `bytes` (reads + writes).
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes);
 

@@ -71,8 +71,11 @@ class ProgramBuilder {
     body();
     split_ = saved;
   }
-  void attention(const char* name, double flops, bool backward, double span) {
-    const double library = attention_library_factor(software_.attention, gpu_.generation, backward);
+  /// Flash attention of `flops` matmul FLOPs, heads `head_dim` wide (mean of q/k and v).
+  void attention(const char* name, double flops, bool backward, double span, double head_dim) {
+    const double library =
+        attention_library_factor(software_.attention, gpu_.generation, backward) *
+        attention_head_dim_factor(software_.attention, head_dim, backward);
     const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
     compute(name, ComputeKind::attention,
             attention_seconds(gpu_, profile_, flops, backward, span) / library / clock, flops);
@@ -490,6 +493,9 @@ struct LayerEmitter {
   /// Keys a query attends to on average: half the span for causal masks.
   double span() const { return s.attention_span * (training.causal ? 0.5 : 1.0); }
 
+  /// The head width attention kernels see: the mean of the q/k and v widths (MLA: 192 and 128).
+  double head_width() const { return 0.5 * (s.head_dim + s.v_dim); }
+
   double attention_flops() const {
     const double causal = training.causal ? 0.5 : 1.0;
     return 2.0 * s.tokens * s.attention_span * s.q_heads * (s.head_dim + s.v_dim) * causal;
@@ -527,18 +533,20 @@ struct LayerEmitter {
     }
     const double flops = attention_flops() * (backward ? 2.5 : 1.0);
     if (s.cp <= 1) {
-      b.attention(backward ? "attn_bwd" : "attn", flops, backward, span());
+      b.attention(backward ? "attn_bwd" : "attn", flops, backward, span(), head_width());
       return;
     }
     // Ring attention: each step computes on one KV block while the next block travels.
     const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
     for (int step = 0; step < s.cp; ++step) {
       if (step + 1 < s.cp) {
-        b.overlapped(
-            GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0), slowdown,
-            [&] { b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span()); });
+        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
+                     slowdown, [&] {
+                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span(),
+                                   head_width());
+                     });
       } else {
-        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span());
+        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span(), head_width());
       }
     }
   }
