@@ -56,6 +56,14 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
 /// Triton FlashAttention (not measured across widths).
 double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward);
 
+/// Normalization kernels (LayerNorm, RMSNorm) stream more slowly than elementwise kernels: they
+/// reduce over each row before writing it, and the backward makes two passes (row statistics,
+/// then the gradient) and reduces the weight gradient across rows. Their rates as shares of an
+/// elementwise kernel's on the same GPU, for the bytes the workload counts (4 per element
+/// forward, 8 backward), measured on an H200 (compute_model.cpp).
+inline constexpr double kNormForwardShare = 0.59;
+inline constexpr double kNormBackwardShare = 0.41;
+
 /// Seconds for a memory-bound kernel moving `bytes` (reads + writes).
 double memory_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile, double bytes);
 

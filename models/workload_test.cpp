@@ -184,8 +184,11 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
   const double T = 4096, h = 4096;
   CHECK(find_op(fwd, "embedding").duration.s() ==
         Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(0).margin(2e-12));
+  // A norm streams at kNormForwardShare of an elementwise kernel's rate.
   CHECK(find_op(fwd, "norm").duration.s() ==
-        Approx(memory_seconds(h100(), p, 4 * T * h) + p.kernel_gap.s()).epsilon(0).margin(2e-12));
+        Approx(memory_seconds(h100(), p, 4 * T * h) / kNormForwardShare + p.kernel_gap.s())
+            .epsilon(0)
+            .margin(2e-12));
   CHECK(find_op(fwd, "qkv").duration.s() ==
         Approx(gemm_seconds(h100(), p, Precision::fp8, T, 3 * h, h, 1,
                             sustained_clock(h100(), p, Precision::fp8)) +
@@ -193,6 +196,10 @@ TEST_CASE("kernel durations come from the compute model plus the gap", "[workloa
             .epsilon(0)
             .margin(2e-12));
   CHECK(find_op(fwd, "qkv").flops == 2 * T * 3 * h * h);
+  CHECK(find_op(w.stages[0].chunks[0].backward, "norm_bwd").duration.s() ==
+        Approx(memory_seconds(h100(), p, 8 * T * h) / kNormBackwardShare + p.kernel_gap.s())
+            .epsilon(0)
+            .margin(2e-12));
   // Delayed scaling's one scale update per pass moves a few amax histories: a short kernel.
   CHECK(find_op(fwd, "fp8_scale_update").duration < find_op(fwd, "norm").duration);
   double sum = 0;
