@@ -1,0 +1,338 @@
+// The pass interpreter, for both backends, and how a rank issues collectives.
+
+#include "models/step_engine.hpp"
+
+namespace fabricsim::models::step_engine {
+
+Part exposed_part(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::tp:
+      return kTp;
+    case GroupKind::cp:
+      return kCp;
+    case GroupKind::ep:
+      return kEp;
+    case GroupKind::pp:
+      return kPp;
+    case GroupKind::dp:
+    case GroupKind::edp:
+      return kDp;
+  }
+  return kDp;
+}
+
+template <class OnEnd>
+void Engine::start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
+  ++r.pass.op;
+  const Time start = sim.now();
+  const GroupKind kind = op.group;
+  const CollectiveOp cop = op.op;
+  collective(r, op, [this, &r, start, kind, cop, then] {
+    record_comm(r, kind, cop, start, sim.now());
+    then(start);
+  });
+}
+
+void Engine::collective(RankRun& r, const WorkOp& w, Callback done) {
+  const GroupKind kind = w.group;
+  const CollectiveOp op = w.op;
+  const sim::Bytes bytes = w.bytes;
+  const WorkOp::MoeTokens moe = w.moe;
+  auto run = [this, kind, op, bytes, moe](int rank, bool reduce, Callback cb) {
+    if (moe.tokens > 0) {
+      sim.schedule_in(comm.moe_time(rank, moe), std::move(cb));
+    } else {
+      comm.collective(rank, kind, op, bytes, reduce, std::move(cb));
+    }
+  };
+  if (!options.full_ranks) {
+    run(r.rank, true, std::move(done));
+    return;
+  }
+  const std::vector<uint32_t> group = placement.group(kind, r.rank);
+  const int seq = sequence[{r.rank, static_cast<int>(kind)}]++;
+  Barrier& b = barriers[{static_cast<int>(kind), group.front(), seq}];
+  b.waiting.push_back(std::move(done));
+  if (++b.arrived < group.size()) return;
+  auto waiting = std::make_shared<std::vector<Callback>>(std::move(b.waiting));
+  barriers.erase({static_cast<int>(kind), group.front(), seq});
+  run(r.rank, false, [waiting] {
+    for (auto& callback : *waiting)
+      callback();
+  });
+}
+
+void Engine::collective(RankRun& r, GroupKind kind, CollectiveOp op, sim::Bytes bytes,
+                        Callback done) {
+  WorkOp w;
+  w.kind = WorkOp::Kind::comm;
+  w.group = kind;
+  w.op = op;
+  w.bytes = bytes;
+  collective(r, w, std::move(done));
+}
+
+void Engine::start_task(RankRun& r, Time start) {
+  const PipelineTask& t = task(r);
+  const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
+  const bool overlapped_backward = !t.forward && plan.dp_comm_overlap && plan.dense_dp() > 1 &&
+                                   (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
+  const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
+  r.pass.program = t.forward             ? &c.forward
+                   : overlapped_backward ? &c.backward_overlapped
+                                         : &c.backward;
+  r.pass.program_index = t.chunk * 3 + variant;
+  r.running = true;
+  r.pass.op = 0;
+  r.pass.slots.clear();
+  r.pass.waiting_slot = -1;
+  r.pass.start = r.pass.cursor = start;
+  if (fsdp()) {
+    // Every pass gathers its parameters again, one bucket ahead of the compute.
+    r.params_ready[t.chunk].assign(c.buckets.size(), 0);
+    r.pass.gathers.assign(c.buckets.size(), 0);
+  }
+  // On the analytical backend a pass that neither waits for parameters nor reduces gradients
+  // costs the same every time: it is interpreted once per rank and program, then replayed.
+  // A first forward that waits for ZeRO's overlapped gathers costs the same plus its waits.
+  const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reducing(r);
+  const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.pass.program_index)];
+  if (replayable && memo && !gated(r)) {
+    for (size_t p = 0; p < kParts; ++p)
+      r.parts[p] += memo->parts[p];
+    r.pass.cursor += memo->duration;
+    end_pass(r);
+    return;
+  }
+  r.pass.learning = replayable && !memo;
+  r.pass.start_parts = r.parts;
+  r.pass.gate_wait = Time::zero();
+  if (interpret(r)) end_pass(r);
+}
+
+void Engine::end_pass(RankRun& r) {
+  if (r.pass.learning) {
+    r.pass.learning = false;
+    PassCost cost{r.pass.cursor - r.pass.start - r.pass.gate_wait, {}};
+    for (size_t p = 0; p < kParts; ++p)
+      cost.parts[p] = r.parts[p] - r.pass.start_parts[p];
+    cost.parts[kDp] -= r.pass.gate_wait;
+    r.memo[static_cast<size_t>(r.pass.program_index)] = cost;
+  }
+  if (comm.flow() && r.pass.cursor > sim.now()) {
+    sim.schedule_at(r.pass.cursor, [this, &r] { finish_task(r); });
+    return;
+  }
+  finishing.push_back(&r);
+  if (draining) return;
+  draining = true;
+  while (!finishing.empty()) {
+    RankRun* next = finishing.front();
+    finishing.pop_front();
+    finish_task(*next);
+  }
+  draining = false;
+}
+
+void Engine::resume(RankRun& r) {
+  r.pass.cursor = sim.now();
+  if (interpret(r)) end_pass(r);
+}
+
+bool Engine::caught_up(RankRun& r) {
+  if (r.pass.cursor <= sim.now()) return true;
+  sim.schedule_at(r.pass.cursor, [this, &r] { resume(r); });
+  return false;
+}
+
+bool Engine::interpret(RankRun& r) {
+  const auto& ops = r.pass.program->ops;
+  const bool flow = comm.flow();
+  while (r.pass.op < ops.size()) {
+    const WorkOp& op = ops[r.pass.op];
+    switch (op.kind) {
+      case WorkOp::Kind::compute: {
+        if (trace == nullptr && r.compute_scale == 1) {
+          r.parts[kCompute] += op.run_duration;
+          r.pass.cursor += op.run_duration;
+          r.pass.op = op.run_end;
+          continue;
+        }
+        const Time d = known_duration(r, op);
+        record(r, "compute", op.name, r.pass.cursor, r.pass.cursor + d);
+        r.parts[kCompute] += d;
+        r.pass.cursor += d;
+        ++r.pass.op;
+        continue;
+      }
+      case WorkOp::Kind::comm: {
+        if (!flow) {
+          const Time d = known_duration(r, op);
+          record_comm(r, op.group, op.op, r.pass.cursor, r.pass.cursor + d);
+          r.parts[exposed_part(op.group)] += d;
+          r.pass.cursor += d;
+          ++r.pass.op;
+          continue;
+        }
+        if (!caught_up(r)) return false;
+        start_collective(r, op, [this, &r, kind = op.group](Time start) {
+          r.parts[exposed_part(kind)] += sim.now() - start;
+          resume(r);
+        });
+        return false;
+      }
+      case WorkOp::Kind::comm_start: {
+        const size_t slot = static_cast<size_t>(op.slot);
+        if (r.pass.slots.size() <= slot) r.pass.slots.resize(slot + 1);
+        if (!flow) {
+          const Time d = known_duration(r, op);
+          record_comm(r, op.group, op.op, r.pass.cursor, r.pass.cursor + d);
+          r.pass.slots[slot] = {true, op.group, r.pass.cursor + d};
+          ++r.pass.op;
+          continue;
+        }
+        if (!caught_up(r)) return false;
+        r.pass.slots[slot] = {false, op.group, Time::zero()};
+        start_collective(r, op, [this, &r, slot](Time) {
+          r.pass.slots[slot].done = true;
+          r.pass.slots[slot].end = sim.now();
+          if (r.pass.waiting_slot == static_cast<int>(slot)) {
+            r.pass.waiting_slot = -1;
+            r.parts[exposed_part(r.pass.slots[slot].kind)] += sim.now() - r.pass.wait_start;
+            resume(r);
+          }
+        });
+        continue;
+      }
+      case WorkOp::Kind::comm_wait: {
+        const Slot& s = r.pass.slots[static_cast<size_t>(op.slot)];
+        if (s.done) {
+          if (s.end > r.pass.cursor) {
+            r.parts[exposed_part(s.kind)] += s.end - r.pass.cursor;
+            r.pass.cursor = s.end;
+          }
+          ++r.pass.op;
+          continue;
+        }
+        if (!caught_up(r)) return false;
+        ++r.pass.op;
+        r.pass.waiting_slot = op.slot;
+        r.pass.wait_start = sim.now();
+        return false;
+      }
+      case WorkOp::Kind::param_gate: {
+        if (!gated(r)) {
+          ++r.pass.op;
+          continue;
+        }
+        if (!caught_up(r)) return false;
+        ++r.pass.op;
+        const int chunk = task(r).chunk;
+        if (fsdp()) {
+          const bool forward = task(r).forward;
+          const int buckets = static_cast<int>(r.pass.gathers.size());
+          issue_pass_gather(r, chunk, op.slot);
+          const int next = forward ? op.slot - 1 : op.slot + 1;
+          if (next >= 0 && next < buckets) issue_pass_gather(r, chunk, next);
+        }
+        if (r.params_ready[chunk][op.slot]) continue;
+        r.pass.waiting_gate_chunk = chunk;
+        r.pass.waiting_gate_bucket = op.slot;
+        r.pass.wait_start = sim.now();
+        return false;
+      }
+      case WorkOp::Kind::bucket_ready: {
+        ++r.pass.op;
+        if (!reducing(r)) continue;
+        const int chunk = task(r).chunk;
+        const int bucket = op.slot;
+        if (r.pass.cursor <= sim.now()) {
+          reduce_bucket(r, chunk, bucket);
+          continue;
+        }
+        // The reduction is launched when the clock reaches the cursor; the pass goes on. Held
+        // until then, so that the optimizer cannot start early. A rank's cursor never goes
+        // back and same-time events run in order, so the due buckets are a queue.
+        ++r.dp.pending;
+        r.dp.due.push_back({chunk, bucket});
+        sim.schedule_at(r.pass.cursor, [this, &r] {
+          const auto [due_chunk, due_bucket] = r.dp.due.front();
+          r.dp.due.pop_front();
+          --r.dp.pending;
+          reduce_bucket(r, due_chunk, due_bucket);
+        });
+        continue;
+      }
+    }
+  }
+  return true;
+}
+
+Time Engine::known_duration(RankRun& r, const WorkOp& op) {
+  if (op.kind == WorkOp::Kind::compute) {
+    return scaled(r, op.duration);
+  }
+  if (op.moe.tokens > 0) return comm.moe_time(r.rank, op.moe);
+  return rank_collective_time(r, op.group, op.op, op.bytes);
+}
+
+Time Engine::rank_collective_time(RankRun& r, GroupKind kind, CollectiveOp op, sim::Bytes bytes) {
+  for (const ResolvedCollective& c : r.resolved) {
+    if (c.bytes == bytes && c.kind == kind && c.op == op) return c.time;
+  }
+  const Time t = comm.collective_time(r.rank, kind, op, bytes);
+  r.resolved.push_back({kind, op, bytes, t});
+  return t;
+}
+
+bool Engine::gated(const RankRun& r) const {
+  const PipelineTask& t = task(r);
+  if (fsdp()) return true;
+  return r.gathering && t.forward && static_cast<int>(r.next) == r.first_forward[t.chunk];
+}
+
+bool Engine::reducing(const RankRun& r) const {
+  const PipelineTask& t = task(r);
+  return !t.forward && plan.dp_comm_overlap && dp_active() &&
+         (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
+}
+
+/// A simulated rank at the start of the step, running its stage's part of `schedule`.
+std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const Workload& workload,
+                                   const std::vector<std::vector<PipelineTask>>& schedule) {
+  const ParallelPlan& plan = placement.plan();
+  auto run = std::make_unique<RankRun>();
+  run->rank = rank;
+  run->stage = placement.coordinates(rank).pp;
+  run->work = &workload.stages[static_cast<size_t>(run->stage)];
+  run->tasks = &schedule[static_cast<size_t>(run->stage)];
+  const size_t m = static_cast<size_t>(workload.microbatches);
+  const size_t vp = static_cast<size_t>(plan.vp);
+  run->fwd.assign(m * vp, Input{});
+  run->bwd.assign(m * vp, Input{});
+  run->params_ready.assign(vp, {});
+  run->gather_parts_left.assign(vp, {});
+  run->last_backward.assign(vp, -1);
+  run->first_forward.assign(vp, -1);
+  run->memo.assign(3 * vp, std::nullopt);
+  for (auto& times : run->send_time)
+    times.assign(vp, std::nullopt);
+  for (size_t i = 0; i < run->tasks->size(); ++i) {
+    const PipelineTask& t = (*run->tasks)[i];
+    if (!t.forward) run->last_backward[t.chunk] = static_cast<int>(i);
+    if (t.forward && run->first_forward[t.chunk] < 0)
+      run->first_forward[t.chunk] = static_cast<int>(i);
+  }
+  return run;
+}
+
+/// A rank's booked parts as a breakdown in seconds, `end` counted from the step's start.
+StageBreakdown breakdown_of(const RankRun& r, Time step_start) {
+  StageBreakdown b;
+  for (size_t p = 0; p < kParts; ++p)
+    b.*kBreakdownComponents[p].field = r.parts[p].s();
+  b.end = (r.end - step_start).s();
+  return b;
+}
+
+}  // namespace fabricsim::models::step_engine
