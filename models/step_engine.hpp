@@ -2,8 +2,9 @@
 // The step simulator's engine (internal to models/step_simulator): simulated ranks that interpret
 // their passes' work programs on the compute stream, hand activations and gradients along the
 // pipeline, and run data-parallel collectives on a stream of their own, on either backend.
-// step_engine.cpp holds the pass interpreter and collective issue, step_pipeline.cpp the pipeline
-// tasks and the step's end, step_dp_stream.cpp the data-parallel stream and ZeRO gathers.
+// step_engine.cpp holds the pass interpreter, collective issue and the pipeline tasks (the step's
+// hot loop, kept in one translation unit), step_dp_stream.cpp the data-parallel stream and ZeRO
+// gathers.
 
 #include <fmt/format.h>
 
@@ -265,7 +266,7 @@ struct Engine {
   /// backward with ZeRO-3.
   bool reducing(const RankRun& r) const;
 
-  // ---- pipeline tasks and the end of a rank's step (step_pipeline.cpp) ----
+  // ---- pipeline tasks and the end of a rank's step (step_engine.cpp) ----
   /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead
   /// may hand its output to the next stage at once.
   void start();
