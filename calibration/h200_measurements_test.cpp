@@ -163,6 +163,9 @@ TEST_CASE("attention's head-width term: slower below the calibrated width, 1 fro
   // cuDNN's forward loses the most at width 64 (the measured 0.684).
   CHECK(models::attention_head_dim_factor(AttentionKernel::cudnn, 64, false) ==
         Approx(0.684).epsilon(0.01));
+  // FlashAttention-3's forward at width 64: 0.77 of width 128 (Shah et al. 2024, Fig. 5).
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash3, 64, false) ==
+        Approx(0.77).epsilon(0.01));
   // FA2's backward loses the least (the measured 0.900).
   CHECK(models::attention_head_dim_factor(AttentionKernel::flash2, 64, true) ==
         Approx(0.900).epsilon(0.01));

@@ -119,18 +119,21 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool b
   // d0 from torch SDPA on an H200 (calibration/data/h200-2026-12-04/kernels.json: 2k-16k tokens,
   // causal and not, batch x 32 heads): the median rate ratio of width 64 to 128 is, forward /
   // backward, 0.684 / 0.842 for the cuDNN backend and 0.868 / 0.900 for FlashAttention-2, which
-  // d0 = 128 (1 - r) / (2r - 1) turns into 110 / 30 and 23 / 16. The cuDNN values stand for the
-  // Hopper-style kernels that overlap the softmax with the next tile's matmuls (cuDNN, FA3);
-  // FA2's for FlashAttention-2. The Triton FlashAttention of flash-attn 1.x was not measured
-  // across widths, and its rate is itself a ratio to FA2's at width 128: 1. Wider than 128 the
-  // law overshoots what is published (FA3 runs width 256 at 1.14x its width-128 rate forward,
-  // Shah et al. 2024, arXiv:2407.08608, Fig. 5, 16k tokens; d0 = 110 would give 1.30), so wider
-  // heads keep the width-128 rate.
+  // d0 = 128 (1 - r) / (2r - 1) turns into 110 / 30 and 23 / 16. Shah et al. 2024 (FA3,
+  // arXiv:2407.08608, Fig. 5, H100, forward, 16k tokens) agree on cuDNN (0.69 unmasked, 0.72
+  // causal) and FA2 (0.88, 0.89) and give FlashAttention-3 0.77 both ways: d0 = 56 forward; its
+  // backward takes cuDNN's. The Triton FlashAttention of flash-attn 1.x was not measured across
+  // widths, and its rate is itself a ratio to FA2's at width 128: 1. Wider than 128 the law
+  // overshoots what is published (FA3 reaches 740 TFLOP/s at width 256, the paper's abstract,
+  // against 648 at 128 in Fig. 5: 1.14x, where d0 = 56 would give 1.21), so wider heads keep the
+  // width-128 rate.
   double d0 = 0;
   switch (kernel) {
     case AttentionKernel::cudnn:
-    case AttentionKernel::flash3:
       d0 = backward ? 30 : 110;
+      break;
+    case AttentionKernel::flash3:
+      d0 = backward ? 30 : 56;
       break;
     case AttentionKernel::flash2:
       d0 = backward ? 16 : 23;
