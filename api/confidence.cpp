@@ -37,7 +37,8 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
     c.collective_fitted = profile.collective_fit->points > 0;
     c.collective_points = profile.collective_fit->points;
   }
-  c.sustained_clock = models::sustained_clock(scenario_gpu(s), profile.compute, p);
+  c.sustained_clock =
+      models::sustained_clock(scenario_gpu(s), profile.compute, p, &c.sustained_assumed);
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
   c.announced = s.preset->announced;
@@ -59,6 +60,7 @@ nlohmann::json confidence_to_json(const Confidence& c) {
             {"median_rel_error", c.gemm_median}}},
           {"collectives", {{"fitted", c.collective_fitted}, {"points", c.collective_points}}},
           {"sustained_clock", c.sustained_clock},
+          {"sustained_assumed", c.sustained_assumed},
           {"attention_memory_host", "documented defaults (not fitted)"},
           {"software", {{"preset", c.software}, {"documented", c.software_documented}}},
           {"announced", c.announced},
@@ -82,8 +84,9 @@ std::string confidence_line(const Confidence& c) {
          : c.collective_points == 1 ? "; collectives: 1 point only"
                                     : fmt::format("; collectives: {} points", c.collective_points);
   if (c.sustained_clock < 1) {
-    out += fmt::format("; sustained clock {:.3f} of the fit (one GPU's sustained rate)",
-                       c.sustained_clock);
+    out += fmt::format("; sustained clock {:.3f} of the fit ({})", c.sustained_clock,
+                       c.sustained_assumed ? "assumed: the H200's power-limited share"
+                                           : "one GPU's sustained rate");
   }
   out += "; attention, memory-bound and host costs: documented defaults";
   out += fmt::format("; software {} ({})", c.software,

@@ -25,6 +25,8 @@ struct Confidence {
   /// The step's tensor-core rate over the GEMM fit's at its precision (models::sustained_clock):
   /// below 1 where the GPU's sustained matmul figure, measured on one GPU, caps a burst fit.
   double sustained_clock = 1;
+  /// The sustained share is assumed (a Blackwell GPU without a figure of its own takes the H200's).
+  bool sustained_assumed = false;
   std::string software;  ///< the software preset
   bool software_documented = false;
   /// The preset's figures are announcements, not a measured product (Vera Rubin).

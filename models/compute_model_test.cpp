@@ -274,3 +274,26 @@ TEST_CASE("a step runs at the sustained matmul rate where the bf16 fit is a burs
   p.gemm_for(Precision::bf16).max_efficiency = 0.65;
   CHECK(sustained_clock(h100(), p, Precision::bf16) == 1.0);
 }
+
+TEST_CASE("a Blackwell GPU without a sustained figure holds the H200's power-limited share",
+          "[compute]") {
+  const topologies::GpuSpec& gb200 = *topologies::find_gpu("GB200");
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  const ComputeProfile p = default_compute_profile(gb200);
+  bool assumed = false;
+  CHECK(sustained_clock(gb200, p, Precision::bf16, &assumed) == Approx(681.0 / 810.0));
+  CHECK(assumed);
+  CHECK(sustained_clock(gb200, p, Precision::fp8, &assumed) == Approx(1272.0 / 1428.0));
+  CHECK(assumed);
+  // MXFP8 runs on the FP8 tensor cores; NVFP4 has no measured share.
+  CHECK(sustained_clock(gb200, p, Precision::mxfp8) == Approx(1272.0 / 1428.0));
+  CHECK(sustained_clock(gb200, p, Precision::nvfp4) == 1.0);
+  // The B200's own bf16 figure (1429 TFLOP/s over its fit's 0.75 x 2250) is not an assumption.
+  CHECK(sustained_clock(b200, default_compute_profile(b200), Precision::bf16, &assumed) ==
+        Approx(1429.0 / (2250 * 0.75)));
+  CHECK_FALSE(assumed);
+  // Not Blackwell, no figure: no scaling (the A100 is not known to be power-limited in GEMMs).
+  CHECK(sustained_clock(*topologies::find_gpu("A100-80GB-SXM4"), p, Precision::bf16, &assumed) ==
+        1.0);
+  CHECK_FALSE(assumed);
+}

@@ -87,7 +87,7 @@ TEST_CASE("per-expert GEMMs on S streams run in rounds of S", "[compute][moe]") 
 
 TEST_CASE("grouped expert GEMMs run at the step's sustained clock", "[compute][moe]") {
   // The B200's default bf16 ceiling (0.75 x 2250) is above its sustained 1429 TFLOP/s; fp8 has
-  // no sustained figure.
+  // no sustained figure and takes the power-limited share.
   const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
   const ComputeProfile p = default_compute_profile(b200);
   const double clock = sustained_clock(b200, p, Precision::bf16);
@@ -99,6 +99,8 @@ TEST_CASE("grouped expert GEMMs run at the step's sustained clock", "[compute][m
         Approx(gemm_seconds(b200, p, Precision::bf16, m, n, k, 4, clock) +
                gemm_seconds(b200, p, Precision::bf16, m, n, k, 2, clock))
             .epsilon(1e-12));
+  const double fp8_clock = sustained_clock(b200, p, Precision::fp8);
+  CHECK(fp8_clock == Approx(kPowerLimitedShareFp8));
   CHECK(grouped_gemm(b200, p, Precision::fp8, m, n, k, 8, kFused, 4).seconds ==
-        Approx(gemm_seconds(b200, p, Precision::fp8, m, n, k, 8)).epsilon(1e-12));
+        Approx(gemm_seconds(b200, p, Precision::fp8, m, n, k, 8, fp8_clock)).epsilon(1e-12));
 }
