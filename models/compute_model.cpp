@@ -71,6 +71,7 @@ namespace {
 // 50-run sweep (calibration/data/h200-2026-12-04; GpuSpec's sustained figures cite it): 0.84 and
 // 0.89. B200's own figure sits at the same share: 1429 quoted sustained against its 1745 MAMF
 // (0.82).
+
 /// The step's sustained rate over `burst`, the fit's best rate at `p`.
 double sustained_share(const topologies::GpuSpec& gpu, Precision p, double burst, bool* assumed) {
   const bool bf16 = p == Precision::bf16 || p == Precision::fp16;
@@ -173,8 +174,9 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool b
 // kNormForwardShare, kNormBackwardShare: PyTorch's fused kernels on an H200 of this workplace
 // (calibration/data/h200-2026-12-04/kernels.json, bf16, 16384 tokens x 8192): a residual add,
 // the elementwise reference, moved 4.15 TB/s; RMSNorm forward 2.45 and LayerNorm forward 2.23
-// (0.59 and 0.54 of it, the first taken); LayerNorm backward 1.28 TB/s over the 6 bytes per
-// element it must move, i.e. 1.71 TB/s over the workload's 8: 0.41.
+// (0.59 and 0.54 of it; RMSNorm's, the norm of most current models, stands for both); LayerNorm
+// backward 1.28 TB/s over the 6 bytes per element it must move, i.e. 1.71 TB/s over the
+// workload's 8: 0.41.
 static_assert(kNormForwardShare > 0 && kNormForwardShare <= 1);
 static_assert(kNormBackwardShare > 0 && kNormBackwardShare <= 1);
 
