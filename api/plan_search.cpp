@@ -249,13 +249,24 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
   rank(out.ranked);
   out.search_wall_s = seconds_since(start);
 
+  // The flow re-check takes the best plan of each distinct layout (sizes, micro-batch, rank
+  // order): the analytical ranking is contention-free, and its next few entries are often one
+  // layout's ZeRO and recomputation variants with the same time, while a layout whose exposed
+  // communication it underrates on a shared fabric can be a few places down.
   const auto refine_start = std::chrono::steady_clock::now();
   const size_t top = std::min(out.ranked.size(), static_cast<size_t>(std::max(options.top, 0)));
-  out.best.resize(top);
-  parallel_for(top, out.threads, [&](size_t i) {
-    out.best[i] = evaluator.evaluate(out.ranked[i].plan, models::Backend::flow);
+  std::vector<const models::ParallelPlan*> chosen;
+  for (size_t i = 0; i < out.ranked.size() && chosen.size() < top; ++i) {
+    const models::ParallelPlan& p = out.ranked[i].plan;
+    if (std::none_of(chosen.begin(), chosen.end(),
+                     [&](const models::ParallelPlan* c) { return same_layout(*c, p); }))
+      chosen.push_back(&p);
+  }
+  out.best.resize(chosen.size());
+  parallel_for(chosen.size(), out.threads, [&](size_t i) {
+    out.best[i] = evaluator.evaluate(*chosen[i], models::Backend::flow);
   });
-  out.evaluated += static_cast<long long>(top);
+  out.evaluated += static_cast<long long>(chosen.size());
   rank(out.best);
   out.refine_wall_s = seconds_since(refine_start);
   return out;
@@ -265,6 +276,11 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
                         const SearchOptions& options) {
   const ScenarioEvaluator evaluator(scenario);
   return search_plans(scenario, constraints, options, evaluator.functions(), evaluator.domain());
+}
+
+bool same_layout(const models::ParallelPlan& a, const models::ParallelPlan& b) {
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
+         a.vp == b.vp && a.micro_batch == b.micro_batch && a.order == b.order;
 }
 
 bool same_shape(const models::ParallelPlan& a, const models::ParallelPlan& b) {

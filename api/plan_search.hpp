@@ -76,7 +76,7 @@ class ScenarioEvaluator {
 };
 
 struct SearchOptions {
-  int top = 5;      ///< plans re-simulated at flow fidelity (0: analytical ranking only)
+  int top = 5;  ///< layouts re-simulated at flow fidelity, each its best plan (0: analytical only)
   int threads = 1;  ///< 0: every core
   /// Best shapes (sizes, micro-batch, recomputation, ZeRO) whose overlap and order variants
   /// are searched.
@@ -109,6 +109,8 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
 /// Whether two plans make the same choices (sizes, micro-batch, recompute, ZeRO); the overlap
 /// switches and order are ignored (a published plan rarely states them).
 bool same_shape(const models::ParallelPlan& a, const models::ParallelPlan& b);
+/// Same sizes, micro-batch and rank order (ZeRO stage, recomputation and overlaps may differ).
+bool same_layout(const models::ParallelPlan& a, const models::ParallelPlan& b);
 /// 1-based analytical rank of the first ranked plan with the shape of `plan`; 0 when absent
 /// (rejected, or bounded out of the ranking).
 int rank_of_shape(const PlanSearch& search, const models::ParallelPlan& plan);

@@ -144,3 +144,37 @@ TEST_CASE("plan search: infeasibility is a value with its reason", "[plan]") {
   CHECK(j["plans"].empty());
   CHECK(j["rejected"]["out_of_memory"].get<long long>() > 0);
 }
+
+TEST_CASE("plan search: the flow re-check takes the best plan of each distinct layout", "[plan]") {
+  // A fabric whose contention the analytical ranking cannot see, stood in for by a flow backend
+  // that finds the analytically best layout 50% slower: the re-check must reach other layouts,
+  // not spend itself on that layout's ZeRO and recomputation variants.
+  const Scenario s = scenario();
+  const ScenarioEvaluator real(s);
+  SearchOptions o;
+  o.top = 3;
+  PlanConstraints c = small_space();
+  c.recompute = {models::Recompute::none, models::Recompute::selective};
+  const PlanSearch analytical_only = [&] {
+    SearchOptions a = o;
+    a.top = 0;
+    return search_plans(s, c, a, real.functions(), 8);
+  }();
+  REQUIRE(analytical_only.ranked.size() > 3);
+  const models::ParallelPlan slow = analytical_only.ranked.front().plan;
+  // The precondition that makes the old choice (the top three as ranked) fail: the ranking
+  // begins with variants of one layout.
+  REQUIRE(same_layout(analytical_only.ranked[1].plan, slow));
+  PlanEvaluator contended = real.functions();
+  contended.evaluate = [&](const models::ParallelPlan& p, models::Backend b) {
+    PlanResult r = real.evaluate(p, models::Backend::analytical);
+    if (b == models::Backend::flow && same_layout(p, slow)) r.step_time_s *= 1.5;
+    return r;
+  };
+  const PlanSearch search = search_plans(s, c, o, contended, 8);
+  REQUIRE(search.best.size() == 3);
+  for (size_t i = 0; i < search.best.size(); ++i)
+    for (size_t j = i + 1; j < search.best.size(); ++j)
+      CHECK_FALSE(same_layout(search.best[i].plan, search.best[j].plan));
+  CHECK_FALSE(same_layout(search.best.front().plan, slow));
+}
