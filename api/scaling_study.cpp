@@ -139,10 +139,13 @@ ScalingRow infeasible_row(ScalingRow row, std::string reason) {
 
 namespace {
 
-/// With replan: the best plan of `variant` at its size, or why there is none.
+/// With replan: the best plan of `variant` at its size, or why there is none. The search ranks
+/// as `size` does (analytical, bounded); a study at flow fidelity then re-checks the best plans of
+/// the three best layouts at flow and keeps the fastest there, since the analytical ranking does
+/// not see contention on a shared fabric.
 std::optional<std::string> replan(Scenario& variant, const ScalingStudy& study) {
-  SearchOptions o;  // as `size` searches: analytical ranking, bounded
-  o.top = 0;
+  SearchOptions o;
+  o.top = variant.simulation.backend == models::Backend::flow ? 3 : 0;
   o.keep = 4;
   o.variant_shapes = 0;
   o.threads = study.threads;
@@ -153,7 +156,7 @@ std::optional<std::string> replan(Scenario& variant, const ScalingStudy& study) 
       why += fmt::format("{}{} {}", why.empty() ? "" : ", ", count, to_string(reason));
     return fmt::format("no plan fits ({})", why.empty() ? "none allowed" : why);
   }
-  variant.plan = search.ranked.front().plan;
+  variant.plan = search.best.empty() ? search.ranked.front().plan : search.best.front().plan;
   return std::nullopt;
 }
 
