@@ -278,14 +278,22 @@ PlanSearch search_plans(const Scenario& scenario, const PlanConstraints& constra
   return search_plans(scenario, constraints, options, evaluator.functions(), evaluator.domain());
 }
 
-bool same_layout(const models::ParallelPlan& a, const models::ParallelPlan& b) {
+namespace {
+
+/// Same parallel sizes and micro-batch.
+bool same_sizes(const models::ParallelPlan& a, const models::ParallelPlan& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
-         a.vp == b.vp && a.micro_batch == b.micro_batch && a.order == b.order;
+         a.vp == b.vp && a.micro_batch == b.micro_batch;
+}
+
+}  // namespace
+
+bool same_layout(const models::ParallelPlan& a, const models::ParallelPlan& b) {
+  return same_sizes(a, b) && a.order == b.order;
 }
 
 bool same_shape(const models::ParallelPlan& a, const models::ParallelPlan& b) {
-  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp && a.ep == b.ep &&
-         a.vp == b.vp && a.micro_batch == b.micro_batch && a.recompute == b.recompute &&
+  return same_sizes(a, b) && a.recompute == b.recompute &&
          a.recompute_layers == b.recompute_layers && a.offload_layers == b.offload_layers &&
          a.zero == b.zero;
 }

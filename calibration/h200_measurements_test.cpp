@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "calibration/importers.hpp"
 #include "calibration/profile.hpp"
 #include "models/compute_model.hpp"
+#include "tests/scratch_dir.hpp"
 #include "tests/source_file.hpp"
 #include "topologies/gpu_spec.hpp"
 
@@ -28,9 +28,7 @@ std::string data_file(const std::string& name) {
 }
 
 nlohmann::json read_json(const std::string& name) {
-  std::ifstream in(data_file(name));
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
+  return nlohmann::json::parse(testing::read_file(data_file(name)));
 }
 
 const topologies::GpuSpec& h200() {

@@ -72,13 +72,13 @@ namespace {
 // 0.89. B200's own figure sits at the same share: 1429 quoted sustained against its 1745 MAMF
 // (0.82).
 
-/// The step's sustained rate over `burst`, the fit's best rate at `p`.
-double sustained_share(const topologies::GpuSpec& gpu, Precision p, double burst, bool* assumed) {
-  const bool bf16 = p == Precision::bf16 || p == Precision::fp16;
+/// The step's sustained rate over `burst`, the fit's best rate at `p` (bf16 tensor cores when
+/// `bf16`); `*assumed` is set when the power-limited share stands in for the GPU's own figure.
+double sustained_share(const topologies::GpuSpec& gpu, Precision p, bool bf16, double burst,
+                       bool* assumed) {
   const double figure = bf16                  ? gpu.sustained_bf16_tflops
                         : p == Precision::fp8 ? gpu.sustained_fp8_tflops
                                               : 0;
-  if (assumed != nullptr) *assumed = false;
   if (figure > 0) return figure / burst;
   if (gpu.generation != topologies::GpuGeneration::blackwell) return 1.0;
   if (assumed != nullptr) *assumed = true;
@@ -96,7 +96,7 @@ double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& pro
   const Precision fit = bf16 ? Precision::bf16 : p;
   const double burst = gpu.peak_tflops(fit) * profile.gemm_for(fit).max_efficiency;
   if (burst <= 0) return 1.0;
-  return std::min(1.0, sustained_share(gpu, p, burst, assumed));
+  return std::min(1.0, sustained_share(gpu, p, bf16, burst, assumed));
 }
 
 double attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,

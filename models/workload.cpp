@@ -85,6 +85,12 @@ class ProgramBuilder {
     if (bytes <= 0) return;
     compute(name, ComputeKind::memory, memory_seconds(gpu_, profile_, bytes) / share, 0);
   }
+  /// A LayerNorm/RMSNorm over `elements` bf16 values: 4 bytes each forward (read, write), 8
+  /// backward, at the norm kernels' measured share of the elementwise rate.
+  void norm(const char* name, double elements, bool backward) {
+    memory(name, (backward ? 8.0 : 4.0) * elements,
+           backward ? kNormBackwardShare : kNormForwardShare);
+  }
   /// DeepEP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the all-to-all size it
   /// replaces, for the record).
   void moe_comm(const WorkOp::MoeTokens& moe, double bytes) {
@@ -556,7 +562,7 @@ struct LayerEmitter {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
     b.graphed(software.cuda_graphs != CudaGraphs::none);
-    b.memory("norm", 4.0 * Tn * h, kNormForwardShare);
+    b.norm("norm", Tn * h, false);
     // Megatron-Core's MLA: the down projections read a separate norm's output; the up
     // projections are LayerNormLinears over the latent (q_layernorm, kv_layernorm).
     const Producer qkv_input = model.mla ? Producer::standalone : Producer::fused;
@@ -587,7 +593,7 @@ struct LayerEmitter {
     });
     b.memory("residual", 6.0 * Tn * h);
     b.graphed(software.cuda_graphs == CudaGraphs::full);
-    b.memory("norm", 4.0 * Tn * h, kNormForwardShare);
+    b.norm("norm", Tn * h, false);
     mlp(b, layer, false);
     b.memory("residual", 6.0 * Tn * h);
     b.graphed(false);
@@ -785,7 +791,7 @@ struct LayerEmitter {
     b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     mlp(b, layer, true);
-    b.memory("norm_bwd", 2.0 * 4.0 * Tn * h, kNormBackwardShare);
+    b.norm("norm_bwd", Tn * h, true);
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
@@ -825,7 +831,7 @@ struct LayerEmitter {
         tp_reduce(b, T * h);
       }
     }
-    b.memory("norm_bwd", 2.0 * 4.0 * Tn * h, kNormBackwardShare);
+    b.norm("norm_bwd", Tn * h, true);
     b.graphed(false);
   }
 
@@ -1111,7 +1117,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       }
       gate(bwd, 0);
       if (c.has_lm_head) {
-        fwd.memory("final_norm", 4.0 * s.norm_tokens * h, kNormForwardShare);
+        fwd.norm("final_norm", s.norm_tokens * h, false);
         emit.tp_gather(fwd, T * h);
         fwd.gemm("lm_head", lm_precision, T, vocab, h);
         // Cross-entropy over the vocabulary shard, as the software's loss kernel runs it.
@@ -1124,7 +1130,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
         if (!lora) bwd.gemm("lm_head_wgrad", lm_precision, h, vocab, T);
         emit.tp_reduce(bwd, T * h);
-        bwd.memory("final_norm_bwd", 2.0 * 4.0 * s.norm_tokens * h, kNormBackwardShare);
+        bwd.norm("final_norm_bwd", s.norm_tokens * h, true);
       }
       for (size_t i = params.size(); i-- > 0;) {
         // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was
