@@ -154,6 +154,8 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (choice.grouped_gemm) sc.lowering.software.grouped_gemm = *choice.grouped_gemm;
     if (choice.cuda_graphs) sc.lowering.software.cuda_graphs = *choice.cuda_graphs;
     if (choice.graph_moe_router) sc.lowering.software.graph_moe_router = *choice.graph_moe_router;
+    if (choice.eager_elementwise)
+      sc.lowering.software.eager_elementwise = *choice.eager_elementwise;
   }
   {
     const models::SoftwareStack& stack = sc.lowering.software;
@@ -242,6 +244,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"attention_kernel", models::to_string(stack.attention)},
           {"cuda_graphs", models::to_string(stack.cuda_graphs)},
           {"cuda_graph_moe_router", stack.graph_moe_router},
+          {"eager_elementwise", stack.eager_elementwise},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

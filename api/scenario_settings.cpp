@@ -677,6 +677,15 @@ constexpr Setting kSettings[] = {
                     "dropless dispatcher's host sync stays"},
         {[](const JsonValue& v, SettingTarget& t) { t.software.graph_moe_router = v.as_bool(); },
          [](const Scenario& s) -> json { return s.lowering.software.graph_moe_router; }}),
+    row({.pointer = "/software/eager_elementwise",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the preset's",
+         .meaning = "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "
+                    "fp32, one kernel per elementwise op, repeated GQA keys and values); `false` "
+                    "for fused kernels (Transformer Engine, torch.compile)"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.eager_elementwise = v.as_bool(); },
+         [](const Scenario& s) -> json { return s.lowering.software.eager_elementwise; }}),
 
     // the calibration profile
     row({.pointer = "/calibration",

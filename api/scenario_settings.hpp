@@ -27,7 +27,8 @@ struct SoftwareChoice {
   std::optional<bool> deepep;                             ///< moe_dispatcher, over the preset's
   std::optional<models::GroupedGemmKernel> grouped_gemm;  ///< grouped_gemm, over the preset's
   std::optional<models::CudaGraphs> cuda_graphs;          ///< cuda_graphs, over the preset's
-  std::optional<bool> graph_moe_router;  ///< cuda_graph_moe_router, over the preset's
+  std::optional<bool> graph_moe_router;   ///< cuda_graph_moe_router, over the preset's
+  std::optional<bool> eager_elementwise;  ///< eager_elementwise, over the preset's
 };
 
 /// What the settings are read into.

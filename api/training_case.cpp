@@ -183,9 +183,9 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   nlohmann::json training = {
       {"task", c.task.value_or("pretrain")}, {"precision", precision}, {"global_batch", gbs}};
   // The software the source ran picks the stack preset (models/software_stack.cpp); a case
-  // without one gets the documented default.
-  nlohmann::json software = {{"framework", "unknown"}};
-  if (c.framework) {
+  // without one gets the documented default, PyTorch-native code when it shards with FSDP.
+  nlohmann::json software = {{"framework", p.fsdp.value_or(false) ? "pytorch-fsdp" : "unknown"}};
+  if (c.framework && c.framework->name != "unknown") {
     software["framework"] = c.framework->name;
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;

@@ -175,6 +175,19 @@ TEST_CASE("a case's framework selects its software preset", "[validate]") {
   CHECK(s.plan.tp_comm_overlap);
   c.framework.reset();
   CHECK(read(training_case_scenario(c)).lowering.software.id == "default");
+  // No framework named, or `unknown`: the documented default, PyTorch-native when the run
+  // shards with FSDP (FSDP is PyTorch's API), and a named framework keeps its own preset.
+  c.framework = calibration::CaseFramework{"unknown", std::nullopt, "2024-12"};
+  CHECK(read(training_case_scenario(c)).lowering.software.id == "default");
+  c.parallelism->fsdp = true;
+  s = read(training_case_scenario(c));
+  CHECK(s.lowering.software.id == "pytorch-fsdp");
+  CHECK(s.lowering.software.eager_elementwise);
+  CHECK(s.lowering.software.attention == models::AttentionKernel::flash2);
+  c.framework.reset();
+  CHECK(read(training_case_scenario(c)).lowering.software.id == "pytorch-fsdp");
+  c.framework = calibration::CaseFramework{"llm-foundry", std::nullopt, "2023-05"};
+  CHECK(read(training_case_scenario(c)).lowering.software.id == "llm-foundry");
 }
 
 TEST_CASE("a Megatron-Bridge job beyond one NVL72 rack runs in Slurm segments", "[validate]") {

@@ -118,6 +118,33 @@ const SoftwareFact kGroupedLinear{
     "transformer_engine/common/util/multi_stream.cpp get_num_compute_streams() = 4; "
     "Megatron-Core moe/experts.py TEGroupedMLP"};
 
+const SoftwareFact kSdpaFlash{
+    "attention through torch scaled_dot_product_attention, which runs the FlashAttention-2 "
+    "backend: PyTorch made its cuDNN backend opt-in after the 2.5 release (pytorch#138522) until a "
+    "cuDNN newer than 9.15 ships with it",
+    "pytorch/torchtitan torchtitan/models/llama/model.py at 9dec370 "
+    "(F.scaled_dot_product_attention); pytorch/pytorch#138522, #139298; "
+    "aten/src/ATen/native/transformers/cuda/sdp_utils.cpp check_prefer_cudnn_attention"};
+
+const SoftwareFact kUpcastLoss{
+    "the loss upcasts the whole logits tensor to fp32 before cross_entropy",
+    "pytorch/torchtitan train.py at 9dec370 (loss_fn: cross_entropy(pred.flatten(0, 1).float(), "
+    "...)); Hugging Face LlamaForCausalLM (logits.float())"};
+
+const SoftwareFact kTorchaoFloat8{
+    "FP8 through torchao Float8Linear with dynamic (per-tensor current) scaling of inputs, weights "
+    "and output gradients by default",
+    "pytorch/torchtitan torchtitan/float8.py, config_manager.py float8.scaling_type_* (default "
+    "dynamic) at 9dec370"};
+
+const SoftwareFact kEagerOps{
+    "eager PyTorch elementwise ops: RMSNorm and rotary embeddings as separate fp32 kernels, "
+    "SwiGLU as silu and a product, grouped-query keys and values repeated to every head and the "
+    "attention output copied back to token-major order (models/eager_ops.hpp)",
+    "pytorch/torchtitan torchtitan/models/norms.py (RMSNorm), models/llama/model.py "
+    "(apply_rotary_emb, repeat_kv, Attention, FeedForward) at 9dec370; Hugging Face "
+    "transformers models/llama/modeling_llama.py (LlamaRMSNorm, apply_rotary_pos_emb, repeat_kv)"};
+
 std::vector<SoftwareStack> make_presets() {
   std::vector<SoftwareStack> out;
   {
@@ -300,6 +327,57 @@ std::vector<SoftwareStack> make_presets() {
          "GEMM (grouped_gemm.ops.gmm or torch._grouped_mm)",
          "NVIDIA-NeMo/Automodel nemo_automodel/components/moe (GroupedExpertsDeepEP); "
          "examples/benchmark/configs (backend.enable_deepep)"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s;
+    s.id = "torchtitan";
+    s.framework = "torchtitan";
+    s.released = "2024-12";
+    s.attention = AttentionKernel::flash2;
+    s.tp_comm_overlap = false;
+    s.fsdp = FsdpImpl::pytorch_fsdp2;
+    s.grad_reduce_fp32 = true;
+    s.fp8_current_scaling = true;
+    s.eager_elementwise = true;
+    s.facts = {
+        {"PyTorch-native training: FSDP2 (fully_shard) per transformer block, DTensor tensor "
+         "parallelism; asynchronous TP is opt-in (experimental.enable_async_tensor_parallel, off "
+         "by default), eager PyTorch unless training.compile, no CUDA graphs",
+         "pytorch/torchtitan torchtitan/config_manager.py and train_configs/llama3_8b.toml at "
+         "9dec370 (the commit of benchmarks/llama3_h100_202412_torchtitan.md)"},
+        kSdpaFlash,
+        {"FSDP2 mixed precision: parameters gathered in bf16, gradients reduce-scattered in fp32 "
+         "(training.mixed_precision_reduce default float32)",
+         "pytorch/torchtitan torchtitan/config_manager.py at 9dec370"},
+        kUpcastLoss,
+        kTorchaoFloat8,
+        {"selective activation checkpointing by default (the 8B configuration's op-level policy; "
+         "the 70B and 405B configurations checkpoint fully)",
+         "pytorch/torchtitan train_configs/llama3_8b.toml, llama3_70b.toml at 9dec370"},
+        kEagerOps};
+    out.push_back(s);
+  }
+  {
+    // The stack of a run that names no framework but shards with FSDP: PyTorch's own API, so
+    // PyTorch-native code (torchtitan's, Hugging Face's) in its defaults, not Megatron's kernels.
+    SoftwareStack s = out.back();
+    s.id = "pytorch-fsdp";
+    s.framework = "unknown";
+    s.released = "";
+    s.fsdp = FsdpImpl::pytorch_fsdp1;
+    s.grad_reduce_fp32 = false;
+    s.documented = false;
+    s.facts = {
+        {"a run that names no framework but shards with FSDP is assumed PyTorch-native: PyTorch "
+         "FSDP (FULL_SHARD, one unit per transformer block, gradients reduced in the parameters' "
+         "bf16), eager PyTorch without CUDA graphs or tensor-parallel overlap",
+         "fabricsim default (docs/models.md, software stacks); PyTorch FSDP docs "
+         "(MixedPrecision reduce_dtype defaults to param_dtype)"},
+        kSdpaFlash,
+        kUpcastLoss,
+        kTorchaoFloat8,
+        kEagerOps};
     out.push_back(s);
   }
   {

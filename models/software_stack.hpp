@@ -83,6 +83,10 @@ struct SoftwareStack {
   bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
   GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
   LossKernel loss = LossKernel::fp32_upcast;
+  /// Memory-bound ops run as eager PyTorch writes them (models/eager_ops.hpp: every elementwise op
+  /// its own kernel, RMSNorm and rotary in fp32) instead of fused kernels (Transformer Engine,
+  /// Apex, torch.compile).
+  bool eager_elementwise = false;
   int grouped_gemm_streams = 4;  ///< streams of the multi_stream path
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.

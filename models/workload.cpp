@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "models/compute_model.hpp"
+#include "models/eager_ops.hpp"
 #include "models/grouped_gemm.hpp"
 #include "models/precision_recipe.hpp"
 
@@ -86,10 +87,22 @@ class ProgramBuilder {
     compute(name, ComputeKind::memory, memory_seconds(gpu_, profile_, bytes) / share, 0);
   }
   /// A LayerNorm/RMSNorm over `elements` bf16 values: 4 bytes each forward (read, write), 8
-  /// backward, at the norm kernels' measured share of the elementwise rate.
-  void norm(const char* name, double elements, bool backward) {
+  /// backward, at the norm kernels' measured share of the elementwise rate; eager PyTorch's
+  /// RMSNorm (`rms`) runs as its elementwise ops in fp32.
+  void norm(const char* name, double elements, bool backward, bool rms) {
+    if (software_.eager_elementwise && rms) {
+      eager(name, kEagerRmsNorm, elements, backward);
+      return;
+    }
     memory(name, (backward ? 8.0 : 4.0) * elements,
            backward ? kNormBackwardShare : kNormForwardShare);
+  }
+  /// A memory-bound op as eager PyTorch runs it over `elements`: its kernels, each at the
+  /// elementwise rate.
+  void eager(const char* name, const EagerOp& op, double elements, bool backward) {
+    const EagerKernels& k = op.pass(backward);
+    kernels(k.kernels);
+    memory(name, k.bytes_per_element * elements);
   }
   /// DeepEP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the all-to-all size it
   /// replaces, for the record).
@@ -497,6 +510,48 @@ struct LayerEmitter {
     }
   }
 
+  /// Llama-family models (gated MLPs) normalize with RMSNorm, which eager PyTorch runs as its
+  /// elementwise ops; the LayerNorm of GPT-style models is one native kernel even in eager mode.
+  bool rms_norm() const { return s.gated; }
+
+  /// Rotary position embedding of q and k: read and write both (fused), or eager's fp32 ops.
+  void rotary(ProgramBuilder& b, bool backward) const {
+    const double elements = s.tokens * (s.q_heads + s.kv_heads) * s.head_dim;
+    const char* name = backward ? "rope_bwd" : "rope";
+    if (software.eager_elementwise) {
+      b.eager(name, kEagerRotary, elements, backward);
+    } else {
+      b.memory(name, 2.0 * 2.0 * elements);
+    }
+  }
+
+  /// The dense MLP's activation over `elements` of the FFN width.
+  void activation(ProgramBuilder& b, double elements, bool backward) const {
+    const char* name = backward ? "act_bwd" : "act";
+    if (software.eager_elementwise && s.gated) {
+      b.eager(name, kEagerSwiglu, elements, backward);
+    } else {
+      b.memory(name, (backward ? 2.0 : 1.0) * (s.gated ? 6.0 : 4.0) * elements);
+    }
+  }
+
+  /// Eager PyTorch's copies around a flash-attention kernel: grouped-query keys and values
+  /// repeated to every query head before it (backward: their gradients summed after it) ...
+  void eager_repeat_kv(ProgramBuilder& b, bool backward) const {
+    if (!software.eager_elementwise || training.unfused_attention || s.kv_heads >= s.q_heads)
+      return;
+    b.eager(backward ? "repeat_kv_bwd" : "repeat_kv",
+            models::eager_repeat_kv(s.q_heads / s.kv_heads),
+            2.0 * s.tokens * s.kv_heads * s.head_dim, backward);
+  }
+  /// ... and its output transposed back to token-major order after it (backward: the output
+  /// gradient, before it).
+  void eager_attention_layout(ProgramBuilder& b, bool backward) const {
+    if (!software.eager_elementwise || training.unfused_attention) return;
+    b.eager(backward ? "attn_layout_bwd" : "attn_layout", kEagerLayoutCopy,
+            s.tokens * s.q_heads * s.v_dim, backward);
+  }
+
   /// Keys a query attends to on average: half the span for causal masks.
   double span() const { return s.attention_span * (training.causal ? 0.5 : 1.0); }
 
@@ -562,7 +617,7 @@ struct LayerEmitter {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
     b.graphed(software.cuda_graphs != CudaGraphs::none);
-    b.norm("norm", Tn * h, false);
+    b.norm("norm", Tn * h, false, rms_norm());
     // Megatron-Core's MLA: the down projections read a separate norm's output; the up
     // projections are LayerNormLinears over the latent (q_layernorm, kv_layernorm).
     const Producer qkv_input = model.mla ? Producer::standalone : Producer::fused;
@@ -584,16 +639,17 @@ struct LayerEmitter {
         b.gemm("qkv", lin(), T, qkv_out, h);
       }
     });
-    // Rotary position embedding of q and k: read and write both.
-    b.memory("rope", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);
+    rotary(b, false);
+    eager_repeat_kv(b, false);
     attention_core(b, false);
+    eager_attention_layout(b, false);
     reduced_gemm(b, T * h, [&] {
       quantize_activation(b, Producer::standalone, T * s.q_heads * s.v_dim);
       b.gemm("proj", lin(), T, h, s.q_heads * s.v_dim);
     });
     b.memory("residual", 6.0 * Tn * h);
     b.graphed(software.cuda_graphs == CudaGraphs::full);
-    b.norm("norm", Tn * h, false);
+    b.norm("norm", Tn * h, false, rms_norm());
     mlp(b, layer, false);
     b.memory("residual", 6.0 * Tn * h);
     b.graphed(false);
@@ -609,7 +665,7 @@ struct LayerEmitter {
     if (!backward) {
       gathered_gemm(b, T * h, {TensorRole::activation, Producer::fused},
                     [&] { b.gemm("fc1", lin(), T, gate * s.ffn, h); });
-      b.memory("act", (s.gated ? 6.0 : 4.0) * T * s.ffn);
+      activation(b, T * s.ffn, false);
       reduced_gemm(b, T * h, [&] {
         // Megatron-Core's activation is its own kernel, not TE's: fc2 quantizes a BF16 tensor.
         quantize_activation(b, Producer::standalone, T * s.ffn);
@@ -621,7 +677,7 @@ struct LayerEmitter {
     gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
                   [&] { b.gemm("fc2_dgrad", lin(), T, s.ffn, h); });
     if (!lora) b.gemm("fc2_wgrad", lin(), s.ffn, h, T);
-    b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * T * s.ffn);
+    activation(b, T * s.ffn, true);
     // fc1 (column-parallel): the sequence-sharded input is gathered again during dgrad, and the
     // input gradient is reduce-scattered during wgrad.
     auto dgrad = [&] {
@@ -791,15 +847,17 @@ struct LayerEmitter {
     b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     mlp(b, layer, true);
-    b.norm("norm_bwd", Tn * h, true);
+    b.norm("norm_bwd", Tn * h, true, rms_norm());
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
     gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
                   [&] { b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h); });
     if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
+    eager_attention_layout(b, true);
     attention_core(b, true);
-    b.memory("rope_bwd", 2.0 * 2.0 * T * (s.q_heads + s.kv_heads) * s.head_dim);
+    eager_repeat_kv(b, true);
+    rotary(b, true);
     if (model.mla) {
       const MlaConfig& a = *model.mla;
       const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
@@ -831,7 +889,7 @@ struct LayerEmitter {
         tp_reduce(b, T * h);
       }
     }
-    b.norm("norm_bwd", Tn * h, true);
+    b.norm("norm_bwd", Tn * h, true, rms_norm());
     b.graphed(false);
   }
 
@@ -1117,7 +1175,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       }
       gate(bwd, 0);
       if (c.has_lm_head) {
-        fwd.norm("final_norm", s.norm_tokens * h, false);
+        fwd.norm("final_norm", s.norm_tokens * h, false, s.gated);
         emit.tp_gather(fwd, T * h);
         fwd.gemm("lm_head", lm_precision, T, vocab, h);
         // Cross-entropy over the vocabulary shard, as the software's loss kernel runs it.
@@ -1130,7 +1188,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
         if (!lora) bwd.gemm("lm_head_wgrad", lm_precision, h, vocab, T);
         emit.tp_reduce(bwd, T * h);
-        bwd.norm("final_norm_bwd", s.norm_tokens * h, true);
+        bwd.norm("final_norm_bwd", s.norm_tokens * h, true, s.gated);
       }
       for (size_t i = params.size(); i-- > 0;) {
         // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was

@@ -685,6 +685,56 @@ TEST_CASE("the software's attention library sets the attention kernels' time", "
         find_op(b.stages[0].chunks[0].forward, "qkv").duration.s());
 }
 
+TEST_CASE("eager PyTorch runs a layer's memory-bound ops kernel by kernel, in closed form",
+          "[workload]") {
+  // Llama 3 8B (RMSNorm, SwiGLU, 32 query and 8 KV heads of 128) on one GPU: T = 8192 tokens.
+  Case dense = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(dense.plan, dense.training, dense.model, dense.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile p = default_compute_profile(h100());
+  const double T = dense.model.seq_len, h = 4096, ffn = 14336, q = 32 * 128.0, kv = 8 * 128.0;
+  LoweringOptions fused;
+  LoweringOptions eager;
+  eager.software.eager_elementwise = true;
+  const ChunkWork f =
+      build_workload(dense.model, dense.plan, dense.training, h100(), p, fused).stages[0].chunks[0];
+  const ChunkWork e =
+      build_workload(dense.model, dense.plan, dense.training, h100(), p, eager).stages[0].chunks[0];
+  // An op's bytes at the elementwise rate (gpu_work: with one gap), and a gap per kernel in its
+  // overhead.
+  const auto check = [&](const PassProgram& pass, std::string_view name, double bytes,
+                         int64_t kernels) {
+    INFO(name);
+    const WorkOp& op = find_op(pass, name);
+    CHECK(gpu_work(op, p) ==
+          Approx(memory_seconds(h100(), p, bytes) + p.kernel_gap.s()).epsilon(1e-9).margin(2e-12));
+    CHECK(op.overhead >= p.kernel_gap * kernels);
+  };
+  check(e.forward, "norm", 36 * T * h, 7);
+  check(e.backward, "norm_bwd", 68 * T * h, 11);
+  check(e.forward, "rope", 20 * T * (q + kv), 3);
+  check(e.backward, "rope_bwd", 20 * T * (q + kv), 3);
+  check(e.forward, "act", 10 * T * ffn, 2);
+  check(e.backward, "act_bwd", 18 * T * ffn, 3);
+  // Keys and values read once and written four times (32 / 8 heads); the output copied once.
+  check(e.forward, "repeat_kv", (2 + 2 * 4) * 2 * T * kv, 1);
+  check(e.backward, "repeat_kv_bwd", (2 * 4 + 2) * 2 * T * kv, 1);
+  check(e.forward, "attn_layout", 4 * T * q, 1);
+  check(e.backward, "attn_layout_bwd", 4 * T * q, 1);
+  // The fused stack: one kernel each, bf16 in and out, no copies around the attention.
+  check(f.forward, "rope", 4 * T * (q + kv), 1);
+  check(f.forward, "act", 6 * T * ffn, 1);
+  CHECK(count_ops(f.forward, named("repeat_kv")) == 0);
+  CHECK(count_ops(f.forward, named("attn_layout")) == 0);
+  // GEMMs and attention are the same kernels either way.
+  CHECK(find_op(e.forward, "qkv").duration == find_op(f.forward, "qkv").duration);
+  CHECK(find_op(e.backward, "attn_bwd").duration == find_op(f.backward, "attn_bwd").duration);
+  // Which stacks run eager: PyTorch-native code without torch.compile.
+  CHECK(find_software("torchtitan")->eager_elementwise);
+  CHECK(find_software("pytorch-fsdp")->eager_elementwise);
+  CHECK_FALSE(default_software().eager_elementwise);
+  CHECK_FALSE(find_software("llm-foundry")->eager_elementwise);
+}
+
 TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls grow with it",
           "[workload]") {
   // mixtral is dropless (capacity factor 0): the simulated rank is the most loaded one.
