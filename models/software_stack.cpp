@@ -219,6 +219,29 @@ std::vector<SoftwareStack> make_presets() {
   }
   {
     SoftwareStack s = out.back();
+    s.id = "nemo-25.04";
+    s.version = "25.04";
+    s.released = "2025-04";
+    s.loss = LossKernel::fused;
+    s.facts = {kTe,
+               kTpOverlap,
+               kMcoreBuckets,
+               kAlltoall,
+               kGroupedLinear,
+               {"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
+                "cross-entropy kernel (cross_entropy_fusion_impl te), FP8 with delayed scaling "
+                "unless the run names current scaling or MXFP8, gradients reduced in bf16 "
+                "(grad_reduce_in_fp32 off)",
+                "NVIDIA/NeMo scripts/performance/utils.py set_primary_perf_configs and "
+                "argument_parser.py (--fp8_recipe default ds) at v2.3.0 (the 25.04 container); "
+                "nemo/collections/llm/recipes/llama3_8b.py pretrain_recipe_performance"},
+               {"FLOPs counted as NeMo 2's flops_formulas do: every GEMM with the full score "
+                "matrix of attention (Narayanan et al.'s convention)",
+                "NVIDIA/NeMo nemo/utils/flops_formulas.py at v2.3.0 (gpt3, llama3: 12 s/h)"}};
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
     s.id = "megatron-bridge-25.09";
     s.framework = "megatron-bridge";
     s.version = "25.09";

@@ -20,6 +20,13 @@ TEST_CASE("software presets: every fact has a source and ids are unique", "[soft
 
 TEST_CASE("a framework and version map to their preset", "[software]") {
   CHECK(software_for("nemo", "24.07", "2024-07").id == "nemo-24.07");
+  // NeMo 2's performance scripts (25.04 on) fuse the loss; the releases between keep 24.07's.
+  CHECK(software_for("nemo", "24.12", "2024-12").id == "nemo-24.07");
+  CHECK(software_for("nemo", "25.07", "2025-07").id == "nemo-25.04");
+  CHECK(find_software("nemo-25.04")->loss == LossKernel::fused);
+  CHECK(find_software("nemo-25.04")->flop_count == FlopCount::megatron_lm);
+  // The PyTorch-native fallback is reached by id (the case reader's FSDP rule), never by name.
+  CHECK_FALSE(find_software("pytorch-fsdp")->documented);
   CHECK(software_for("megatron-core", "r0.8.0", "").id == "megatron-core-r0.8.0");
   CHECK(software_for("megatron-bridge", "25.11", "2025-11").id == "megatron-bridge-25.11");
   // Megatron-LM papers give no version, only a date: the newest preset not newer than it.
