@@ -53,8 +53,7 @@ CasePlanSizes case_plan_sizes(const calibration::Case& c) {
     s.dp = left;
     s.searched = !(p.fsdp.value_or(false) || p.zero.value_or(0) == 3);
   }
-  const bool fully_sharded = p.fsdp.value_or(false) || p.zero.value_or(0) == 3;
-  s.micro_batch_searched = !s.searched && !p.micro_batch && fully_sharded;
+  s.micro_batch_searched = !s.searched && !p.micro_batch;
   // A size that does not divide: 1, and check_plan says why the plan does not fit the GPUs.
   for (int* size : {&s.tp, &s.pp, &s.cp, &s.dp})
     *size = std::max(*size, 1);
@@ -212,7 +211,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     doc["comment"] = sizes.searched ? "the case does not state its plan: the sizes here are "
                                       "placeholders, validate searches it"
                                     : "the case does not state its micro-batch: validate "
-                                      "searches it (fully sharded data parallelism)";
+                                      "searches it (the fastest that fits)";
   }
   return doc;
 }

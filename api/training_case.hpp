@@ -18,9 +18,11 @@ namespace fabricsim::api {
 struct CasePlanSizes {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   bool searched = false;
-  /// Only the micro-batch is searched: a fully sharded data-parallel run (FSDP, ZeRO-3) that does
-  /// not state it. Every micro-batch gathers the parameters again there, so such runs take the
-  /// largest micro-batch that fits rather than accumulate many small ones.
+  /// Only the micro-batch is searched: the case states its plan but not its micro-batch. A
+  /// published benchmark ran the micro-batch its authors tuned, which sets how many gradient
+  /// accumulation steps there are and so how much of the data-parallel traffic hides behind
+  /// compute (fully sharded runs gather the parameters again every micro-batch; Megatron's
+  /// overlapped reductions run only beside the last one): the fastest one that fits stands for it.
   bool micro_batch_searched = false;
   std::map<std::string, int> fixed;  ///< what the case states: "tp", "pp", "cp", "dp", "ep", ...
 };
