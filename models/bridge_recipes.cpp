@@ -71,10 +71,17 @@ std::string model_name_key(std::string_view name) {
 
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision) {
+  // A release without recipes of its own ran those of the newest release before it that has some
+  // ("YY.MM" compares in time order; a later scripts release keeps what it does not change).
+  std::string_view release;
+  for (const BridgeRecipe& r : kRecipes) {
+    if (r.version <= version && r.version > release) release = r.version;
+  }
+  if (release.empty()) return nullptr;
   const std::string wanted = model_name_key(model_name);
   // The first match wins: a precision-specific row comes before its system's catch-all.
   for (const BridgeRecipe& r : kRecipes) {
-    if (r.version == version && r.system == system && wanted.starts_with(r.model) &&
+    if (r.version == release && r.system == system && wanted.starts_with(r.model) &&
         (r.precision.empty() || r.precision == precision)) {
       return &r;
     }

@@ -30,7 +30,8 @@ struct BridgeRecipe {
 std::string model_name_key(std::string_view name);
 
 /// The recipe of Megatron-Bridge `version` for the model named `model_name` (compared on letters
-/// and digits) on `system` at `precision`; nullptr when the scripts have none.
+/// and digits) on `system` at `precision`; a release without recipes here takes the newest
+/// earlier release's; nullptr when the scripts have none.
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision);
 

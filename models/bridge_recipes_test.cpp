@@ -28,8 +28,14 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("25.11", "Qwen3-235B-A22B", "dgx-b200", "fp8")->capacity_factor == 0);
   CHECK(bridge_recipe("25.11", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
   CHECK(bridge_recipe("25.09", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
-  // Unknown release, model or system: none.
-  CHECK(bridge_recipe("26.02", "Qwen3-30B-A3B", "dgx-b200", "fp8") == nullptr);
+  // A later release without rows of its own runs the newest earlier release's recipes; one
+  // before every release here, an unknown model or system: none.
+  CHECK(bridge_recipe("26.02", "Qwen3-30B-A3B", "dgx-b200", "fp8") ==
+        bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-b200", "fp8"));
+  CHECK(bridge_recipe("25.10", "Qwen3-30B-A3B", "dgx-b200", "fp8") ==
+        bridge_recipe("25.09", "Qwen3-30B-A3B", "dgx-b200", "fp8"));
+  CHECK(bridge_recipe("26.06.01", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
+  CHECK(bridge_recipe("25.07", "Qwen3-30B-A3B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Llama 3 70B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-a100-80gb", "bf16") == nullptr);
 }
