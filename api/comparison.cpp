@@ -11,13 +11,6 @@
 namespace fabricsim::api {
 namespace {
 
-/// The critical stage's components, in the order `run` prints them.
-std::vector<std::pair<std::string, double>> components(const models::StageBreakdown& b) {
-  return {{"compute", b.compute}, {"TP", b.exposed_tp},      {"CP", b.exposed_cp},
-          {"EP", b.exposed_ep},   {"PP", b.exposed_pp},      {"bubble", b.bubble},
-          {"DP", b.exposed_dp},   {"optimizer", b.optimizer}};
-}
-
 const models::StageBreakdown& critical(const TrainingReport& r) {
   return r.step->stages[static_cast<size_t>(r.step->critical_stage)];
 }
@@ -51,12 +44,11 @@ std::vector<ComparisonRow> compare_scenarios(const std::vector<std::string>& lab
     row.step_change = r.metrics.step_time_s / base.metrics.step_time_s - 1;
     row.relative_efficiency = r.metrics.tokens_per_s_per_gpu / base.metrics.tokens_per_s_per_gpu;
     row.throughput_change = row.relative_efficiency - 1;
-    const auto now = components(critical(r));
-    const auto then = components(critical(base));
-    for (size_t c = 0; c < now.size(); ++c) {
-      const double change = now[c].second - then[c].second;
+    // The critical stage's components, in the order `run` prints them.
+    for (const models::BreakdownComponent& c : models::kBreakdownComponents) {
+      const double change = (critical(r).*c.field - critical(base).*c.field).s();
       if (std::abs(change) > std::abs(row.moved_s)) {
-        row.moved = now[c].first;
+        row.moved = std::string(c.label);
         row.moved_s = change;
       }
     }

@@ -28,9 +28,9 @@ namespace {
 // A time that reached the end of the simulator's clock (106 days) is no answer: an input is far
 // out of range. Name the inputs behind the component that saturated.
 void check_not_saturated(const Scenario& s, const models::StepResult& step) {
-  if (step.step_seconds < 0.99 * sim::Time::max().s()) return;
+  if (step.step_time.s() < 0.99 * sim::Time::max().s()) return;
   const models::StageBreakdown& b = step.stages[static_cast<size_t>(step.critical_stage)];
-  const bool compute = b.compute >= 0.99 * sim::Time::max().s();
+  const bool compute = b.compute.s() >= 0.99 * sim::Time::max().s();
   throw sim::InputError(
       s.source, compute ? "/model" : "/system",
       fmt::format("the step takes longer than the {:.0f} days the simulator's clock can hold: {} "
@@ -221,7 +221,7 @@ SharedEvaluation Evaluator::evaluate_together(const std::vector<const PreparedPl
 TrainingMetrics training_metrics(const Scenario& s, const models::Workload& workload,
                                  const models::StepResult& step, const topologies::GpuSpec& gpu) {
   TrainingMetrics m;
-  m.step_time_s = step.step_seconds;
+  m.step_time_s = step.step_time.s();
   const double gpus = s.gpus;
   m.tokens_per_s = workload.tokens_per_step / m.step_time_s;
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;

@@ -10,7 +10,7 @@ namespace fabricsim::api {
 
 nlohmann::json link_trace_json(const models::StepResult& step, int buckets) {
   if (buckets < 1) throw std::invalid_argument("link_trace_json: buckets must be at least 1");
-  const double step_s = step.step_seconds;
+  const double step_s = step.step_time.s();
   const double bucket_s = step_s / buckets;
   // The rate counters of each link: (start in s, rate in bytes/s), in time order.
   std::map<std::string, std::vector<std::pair<double, double>>> series;

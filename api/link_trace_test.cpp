@@ -8,7 +8,7 @@ TEST_CASE("link trace: bucket averages of piecewise-constant rates", "[link-trac
   // One link of 100 GB/s usable over a 4 s step: 50 GB/s from 0.5 s to 1.5 s, 100 GB/s from
   // 1.5 s to 2 s, idle after: 100 GB moved, utilisation 100 / (100 x 4) = 0.25.
   models::StepResult step;
-  step.step_seconds = 4;
+  step.step_time = sim::Seconds::of(4);
   step.busiest_links.push_back({"leaf0>spine1", "fabric", 100e9, 0.25});
   auto sample = [&](double at_s, double gbps) {
     models::TraceEvent e;

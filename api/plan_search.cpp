@@ -320,10 +320,9 @@ nlohmann::json plan_result_json(const PlanResult& r) {
   j["step_time_s"] = r.step_time_s;
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   j["mfu"] = r.mfu;
-  j["breakdown"] = {{"compute_s", b.compute},       {"exposed_tp_s", b.exposed_tp},
-                    {"exposed_cp_s", b.exposed_cp}, {"exposed_ep_s", b.exposed_ep},
-                    {"exposed_pp_s", b.exposed_pp}, {"bubble_s", b.bubble},
-                    {"exposed_dp_s", b.exposed_dp}, {"optimizer_s", b.optimizer}};
+  nlohmann::json& parts = j["breakdown"];
+  for (const models::BreakdownComponent& c : models::kBreakdownComponents)
+    parts[std::string(c.key) + "_s"] = (b.*c.field).s();
   return j;
 }
 
@@ -379,14 +378,14 @@ std::string search_to_text(const PlanSearch& s, const Scenario& scenario) {
     for (size_t i = 0; i < s.best.size(); ++i) {
       const PlanResult& r = s.best[i];
       const models::StageBreakdown& b = r.breakdown;
-      std::string parts = fmt::format("compute {:.3f}", b.compute);
+      std::string parts = fmt::format("compute {:.3f}", b.compute.s());
       for (auto [name, v] : {std::pair{"TP", b.exposed_tp},
                              {"CP", b.exposed_cp},
                              {"EP", b.exposed_ep},
                              {"PP", b.exposed_pp},
                              {"DP", b.exposed_dp},
                              {"bubble", b.bubble}}) {
-        if (v > 0.0005) parts += fmt::format(" {} {:.3f}", name, v);
+        if (v.s() > 0.0005) parts += fmt::format(" {} {:.3f}", name, v.s());
       }
       std::string label = plan_label(r.plan);
       if (!r.plan.tp_comm_overlap && r.plan.tp > 1) label += " -tpov";

@@ -58,7 +58,7 @@ TEST_CASE("a profile with slower GEMMs gives a longer step", "[profile-effect]")
   CHECK(implicit.calibration_source == "built-in profile of dgx-h100");
 
   // GEMMs are most of a Llama step: 40% less GEMM efficiency is far more than 10% more compute.
-  CHECK(critical(slower).compute > 1.1 * critical(reference).compute);
+  CHECK(critical(slower).compute.s() > 1.1 * critical(reference).compute.s());
   CHECK(slower.metrics.step_time_s > 1.1 * reference.metrics.step_time_s);
   CHECK(slower.metrics.mfu < reference.metrics.mfu);
   // The workload is the same: only its cost changed.
@@ -83,16 +83,16 @@ TEST_CASE("a profile with a faster network does not lengthen exposed DP time", "
   const TrainingReport fast = run_training(with_profile(base, fast_net, dir, "fast-net.json"));
   REQUIRE(slow.step);
   REQUIRE(fast.step);
-  INFO("exposed DP: slow network " << critical(slow).exposed_dp << " s, fast network "
-                                   << critical(fast).exposed_dp << " s");
-  CHECK(critical(fast).exposed_dp <= critical(slow).exposed_dp);
-  CHECK(critical(slow).exposed_dp > 0);
+  INFO("exposed DP: slow network " << critical(slow).exposed_dp.s() << " s, fast network "
+                                   << critical(fast).exposed_dp.s() << " s");
+  CHECK(critical(fast).exposed_dp.s() <= critical(slow).exposed_dp.s());
+  CHECK(critical(slow).exposed_dp.s() > 0);
   // The network is the bottleneck of the inter-node reductions, so more than twice its
   // efficiency must show.
-  CHECK(critical(fast).exposed_dp < 0.9 * critical(slow).exposed_dp);
+  CHECK(critical(fast).exposed_dp.s() < 0.9 * critical(slow).exposed_dp.s());
   CHECK(fast.metrics.step_time_s <= slow.metrics.step_time_s);
   // Compute does not depend on the network.
-  CHECK(critical(fast).compute == Approx(critical(slow).compute).epsilon(1e-9));
+  CHECK(critical(fast).compute.s() == Approx(critical(slow).compute.s()).epsilon(1e-9));
 
   // With gradient reductions overlapped (the default) the exposed remainder still cannot grow.
   const Scenario overlapped = scenario_with({"/system/gpus=16"});
@@ -102,10 +102,10 @@ TEST_CASE("a profile with a faster network does not lengthen exposed DP time", "
       run_training(with_profile(overlapped, fast_net, dir, "fast-net.json"));
   REQUIRE(slow_overlapped.step);
   REQUIRE(fast_overlapped.step);
-  CHECK(critical(fast_overlapped).exposed_dp <= critical(slow_overlapped).exposed_dp);
+  CHECK(critical(fast_overlapped).exposed_dp.s() <= critical(slow_overlapped).exposed_dp.s());
   CHECK(fast_overlapped.metrics.step_time_s <= slow_overlapped.metrics.step_time_s);
   // Overlap hides part of what the non-overlapped run exposes.
-  CHECK(critical(slow_overlapped).exposed_dp < critical(slow).exposed_dp);
+  CHECK(critical(slow_overlapped).exposed_dp.s() < critical(slow).exposed_dp.s());
 }
 
 TEST_CASE("a profile for another GPU is refused by run_training", "[profile-effect][bad-input]") {

@@ -116,10 +116,10 @@ Components components_of(const models::StepResult& step) {
   Components c;
   double sum = 0;
   for (const models::BreakdownComponent& part : models::kBreakdownComponents) {
-    c.emplace_back(std::string(part.label), b.*part.field);
-    sum += b.*part.field;
+    c.emplace_back(std::string(part.label), (b.*part.field).s());
+    sum += (b.*part.field).s();
   }
-  c.emplace_back("other", step.step_seconds - sum);
+  c.emplace_back("other", step.step_time.s() - sum);
   return c;
 }
 

@@ -13,7 +13,7 @@ namespace {
 
 struct Component {
   const char* name;
-  double models::StageBreakdown::*field;
+  sim::Seconds models::StageBreakdown::*field;
   bool wait;  ///< time spent waiting for someone else
 };
 
@@ -66,15 +66,15 @@ StragglerReport run_stragglers(const Scenario& scenario) {
   }
   const models::StepResult base = simulate(nominal);
   const models::StepResult slow = simulate(scenario);
-  r.nominal_step_s = base.step_seconds;
-  r.straggler_step_s = slow.step_seconds;
-  r.slowdown = slow.step_seconds / base.step_seconds;
+  r.nominal_step_s = base.step_time.s();
+  r.straggler_step_s = slow.step_time.s();
+  r.slowdown = slow.step_time / base.step_time;
   double most = 0;
   r.propagated_through = "none";
   for (const Component& c : kComponents) {
     double added = 0;
     for (size_t s = 0; s < base.stages.size(); ++s)
-      added += slow.stages[s].*c.field - base.stages[s].*c.field;
+      added += (slow.stages[s].*c.field - base.stages[s].*c.field).s();
     r.added_s.emplace_back(c.name, added);
     if (c.wait && added > most * (1 + 1e-9) && added > 1e-9) {
       most = added;

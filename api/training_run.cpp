@@ -51,8 +51,8 @@ namespace {
 nlohmann::json breakdown_json(const models::StageBreakdown& b) {
   nlohmann::json j;
   for (const models::BreakdownComponent& c : models::kBreakdownComponents)
-    j[std::string(c.key) + "_s"] = b.*c.field;
-  j["end_s"] = b.end;
+    j[std::string(c.key) + "_s"] = (b.*c.field).s();
+  j["end_s"] = b.end.s();
   return j;
 }
 
@@ -151,10 +151,11 @@ std::string report_to_text(const TrainingReport& r) {
     out += fmt::format("time to train       {:.1f} days\n", m.time_to_train_days);
   }
   const auto& b = r.step->stages[static_cast<size_t>(r.step->critical_stage)];
-  out += fmt::format("breakdown (stage {}): compute {:.4f} s", r.step->critical_stage, b.compute);
+  out +=
+      fmt::format("breakdown (stage {}): compute {:.4f} s", r.step->critical_stage, b.compute.s());
   for (const models::BreakdownComponent& c : models::kBreakdownComponents) {
-    if (c.field != &models::StageBreakdown::compute && b.*c.field > 0)
-      out += fmt::format(", {} {:.4f}", c.label, b.*c.field);
+    if (c.field != &models::StageBreakdown::compute && (b.*c.field).s() > 0)
+      out += fmt::format(", {} {:.4f}", c.label, (b.*c.field).s());
   }
   out += "\n";
   if (!r.step->busiest_links.empty()) {

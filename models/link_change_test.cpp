@@ -40,7 +40,7 @@ struct Step {
     StepOptions o;
     o.link_changes = std::move(changes);
     return simulate_step(system, default_collective_profile(system.gpu), workload, plan, o)
-        .step_seconds;
+        .step_time.s();
   }
 };
 

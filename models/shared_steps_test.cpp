@@ -66,7 +66,7 @@ SharedJob shared(const Job& j, std::vector<topologies::GpuRank> gpus,
 double alone(const System& system, const SharedJob& job) {
   return simulate_step(system, default_collective_profile(system.gpu), *job.workload, *job.plan,
                        job.options)
-      .step_seconds;
+      .step_time.s();
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ TEST_CASE("a job's step does not depend on which equivalent GPUs it runs on", "[
   const CollectiveProfile profile = default_collective_profile(system.gpu);
   StepOptions identity;
   const double first =
-      simulate_step(system, profile, job.workload, job.plan, identity).step_seconds;
+      simulate_step(system, profile, job.workload, job.plan, identity).step_time.s();
   CHECK(alone(system, shared(job, on_servers({0, 1}))) == first);
   // Servers 4 and 5 form a leaf group as 0 and 1 do: the same step to the picosecond.
   CHECK(alone(system, shared(job, on_servers({4, 5}))) == first);
@@ -96,7 +96,7 @@ TEST_CASE("two identical jobs on disjoint leaf groups do not slow each other", "
   REQUIRE(r.jobs.size() == 2);
   CHECK(r.steps == std::vector<int>{2, 2});
   for (size_t k = 0; k < jobs.size(); ++k)
-    CHECK(r.jobs[k].step_seconds == alone(system, jobs[k]));
+    CHECK(r.jobs[k].step_time.s() == alone(system, jobs[k]));
   // Their traffic meets on no link.
   CHECK(r.shared_links.empty());
 }
@@ -112,9 +112,9 @@ TEST_CASE("jobs whose data-parallel traffic crosses the same uplinks slow each o
   for (size_t k = 0; k < jobs.size(); ++k) {
     INFO("job " << k);
     const double a = alone(system, jobs[k]);
-    CHECK(r.jobs[k].step_seconds > a);
+    CHECK(r.jobs[k].step_time.s() > a);
     // Two jobs halve each other's uplink share at most: the step cannot more than double.
-    CHECK(r.jobs[k].step_seconds < 2 * a);
+    CHECK(r.jobs[k].step_time.s() < 2 * a);
   }
   REQUIRE_FALSE(r.shared_links.empty());
   const SharedLink& busiest = r.shared_links.front();
@@ -133,8 +133,8 @@ TEST_CASE("jobs whose data-parallel traffic crosses the same uplinks slow each o
                                        shared(j2, on_servers({1, 3}))};
     const SharedStepResult r2 =
         simulate_shared_steps(full, default_collective_profile(full.gpu), jobs2, 2);
-    CHECK(r2.jobs[0].step_seconds / alone(full, jobs2[0]) <
-          r.jobs[0].step_seconds / alone(system, jobs[0]));
+    CHECK(r2.jobs[0].step_time.s() / alone(full, jobs2[0]) <
+          r.jobs[0].step_time.s() / alone(system, jobs[0]));
   }
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("on the analytical backend jobs take their time alone", "[shared]") {
       simulate_shared_steps(system, default_collective_profile(system.gpu), jobs, 3);
   // The mean of three equal steps, to rounding.
   for (size_t k = 0; k < jobs.size(); ++k)
-    CHECK(r.jobs[k].step_seconds == Approx(alone(system, jobs[k])).epsilon(1e-12));
+    CHECK(r.jobs[k].step_time.s() == Approx(alone(system, jobs[k])).epsilon(1e-12));
   CHECK(r.shared_links.empty());
 }
 
@@ -157,8 +157,8 @@ TEST_CASE("one job alone on a shared simulation is simulate_step", "[shared]") {
   const std::vector<SharedJob> jobs{shared(job, on_servers({0, 2}))};
   const SharedStepResult r =
       simulate_shared_steps(system, default_collective_profile(system.gpu), jobs, 1);
-  CHECK(r.jobs[0].step_seconds == alone(system, jobs[0]));
-  CHECK(r.simulated_seconds == r.jobs[0].step_seconds);
+  CHECK(r.jobs[0].step_time.s() == alone(system, jobs[0]));
+  CHECK(r.simulated_seconds == r.jobs[0].step_time.s());
 }
 
 TEST_CASE("a step's flows are counted per group kind", "[shared][step]") {

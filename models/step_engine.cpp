@@ -473,8 +473,8 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
 StageBreakdown breakdown_of(const RankRun& r, Time step_start) {
   StageBreakdown b;
   for (size_t p = 0; p < kParts; ++p)
-    b.*kBreakdownComponents[p].field = r.parts[p].s();
-  b.end = (r.end - step_start).s();
+    b.*kBreakdownComponents[p].field = sim::Seconds::of(r.parts[p]);
+  b.end = sim::Seconds::of(r.end - step_start);
   return b;
 }
 

@@ -37,7 +37,7 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
     const double bytes = net.link_bytes()[l];
     if (bytes <= 0) continue;
     const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
-    use.emplace_back(bytes / (usable * result.step_seconds), l);
+    use.emplace_back(bytes / (usable * result.step_time.s()), l);
   }
   std::sort(use.begin(), use.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -172,8 +172,8 @@ class JobRun {
     for (size_t s = 0; s < result.stages.size(); ++s) {
       StageBreakdown& b = result.stages[s];
       b /= std::max(1, count[s]);
-      if (b.end > result.step_seconds) {
-        result.step_seconds = b.end;
+      if (b.end > result.step_time) {
+        result.step_time = b.end;
         result.critical_stage = static_cast<int>(s);
       }
     }
@@ -362,14 +362,14 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
     const size_t n = done.size() - warmup;
     StepResult mean = done[warmup];
     for (size_t i = warmup + 1; i < done.size(); ++i) {
-      mean.step_seconds += done[i].step_seconds;
+      mean.step_time += done[i].step_time;
       for (size_t s = 0; s < mean.stages.size(); ++s) {
-        const double end = mean.stages[s].end + done[i].stages[s].end;
+        const sim::Seconds end = mean.stages[s].end + done[i].stages[s].end;
         mean.stages[s] += done[i].stages[s];
         mean.stages[s].end = end;
       }
     }
-    mean.step_seconds /= static_cast<double>(n);
+    mean.step_time /= static_cast<double>(n);
     for (StageBreakdown& b : mean.stages) {
       b /= static_cast<double>(n);
       b.end /= static_cast<double>(n);

@@ -52,15 +52,15 @@ struct StepOptions {
 
 /// Where one stage's time went (seconds), as seen by its compute stream.
 struct StageBreakdown {
-  double compute = 0;     ///< compute kernels (GEMMs, attention, memory-bound)
-  double exposed_tp = 0;  ///< waiting for TP / CP / EP collectives inside passes
-  double exposed_cp = 0;
-  double exposed_ep = 0;
-  double exposed_pp = 0;  ///< waiting for an activation/gradient in transit
-  double bubble = 0;      ///< waiting for the neighbouring stage to produce it
-  double exposed_dp = 0;  ///< waiting for parameter gathers and gradient reductions
-  double optimizer = 0;
-  double end = 0;  ///< when this stage finished the step
+  sim::Seconds compute;     ///< compute kernels (GEMMs, attention, memory-bound)
+  sim::Seconds exposed_tp;  ///< waiting for TP / CP / EP collectives inside passes
+  sim::Seconds exposed_cp;
+  sim::Seconds exposed_ep;
+  sim::Seconds exposed_pp;  ///< waiting for an activation/gradient in transit
+  sim::Seconds bubble;      ///< waiting for the neighbouring stage to produce it
+  sim::Seconds exposed_dp;  ///< waiting for parameter gathers and gradient reductions
+  sim::Seconds optimizer;
+  sim::Seconds end;  ///< when this stage finished the step
 
   /// Adds the components; `end` becomes the later of the two.
   StageBreakdown& operator+=(const StageBreakdown& other);
@@ -73,7 +73,7 @@ struct StageBreakdown {
 struct BreakdownComponent {
   std::string_view key;
   std::string_view label;
-  double StageBreakdown::*field;
+  sim::Seconds StageBreakdown::*field;
 };
 inline constexpr std::array<BreakdownComponent, 8> kBreakdownComponents{{
     {"compute", "compute", &StageBreakdown::compute},
@@ -104,7 +104,7 @@ struct TraceEvent {
 };
 
 struct StepResult {
-  double step_seconds = 0;
+  sim::Seconds step_time;  ///< the step: the last stage to finish (a mean for shared jobs)
   std::vector<StageBreakdown> stages;
   int critical_stage = 0;  ///< the stage that finishes last (the lowest of a tie)
   std::vector<LinkUse> busiest_links;

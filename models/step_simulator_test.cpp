@@ -67,10 +67,10 @@ void check_same_breakdowns(const StepResult& a, const StepResult& b) {
     const StageBreakdown& x = a.stages[s];
     const StageBreakdown& y = b.stages[s];
     CHECK(x.compute == y.compute);
-    CHECK(x.exposed_tp == y.exposed_tp);
-    CHECK(x.exposed_pp == y.exposed_pp);
-    CHECK(x.bubble == y.bubble);
-    CHECK(x.exposed_dp == y.exposed_dp);
+    CHECK(x.exposed_tp.s() == y.exposed_tp.s());
+    CHECK(x.exposed_pp.s() == y.exposed_pp.s());
+    CHECK(x.bubble.s() == y.bubble.s());
+    CHECK(x.exposed_dp.s() == y.exposed_dp.s());
     CHECK(x.optimizer == y.optimizer);
     CHECK(x.end == y.end);
   }
@@ -83,12 +83,12 @@ void check_close_breakdowns(const StepResult& a, const StepResult& b) {
     INFO("stage " << s);
     const StageBreakdown& x = a.stages[s];
     const StageBreakdown& y = b.stages[s];
-    CHECK(x.compute == Approx(y.compute).epsilon(1e-12));
-    CHECK(x.exposed_tp == Approx(y.exposed_tp).epsilon(1e-12));
-    CHECK(x.exposed_pp == Approx(y.exposed_pp).epsilon(1e-12));
-    CHECK(x.bubble == Approx(y.bubble).epsilon(1e-12));
-    CHECK(x.exposed_dp == Approx(y.exposed_dp).epsilon(1e-12));
-    CHECK(x.optimizer == Approx(y.optimizer).epsilon(1e-12));
+    CHECK(x.compute.s() == Approx(y.compute.s()).epsilon(1e-12));
+    CHECK(x.exposed_tp.s() == Approx(y.exposed_tp.s()).epsilon(1e-12));
+    CHECK(x.exposed_pp.s() == Approx(y.exposed_pp.s()).epsilon(1e-12));
+    CHECK(x.bubble.s() == Approx(y.bubble.s()).epsilon(1e-12));
+    CHECK(x.exposed_dp.s() == Approx(y.exposed_dp.s()).epsilon(1e-12));
+    CHECK(x.optimizer.s() == Approx(y.optimizer.s()).epsilon(1e-12));
     CHECK(x.end == y.end);
   }
 }
@@ -101,14 +101,14 @@ TEST_CASE("flow and analytical steps agree where nothing contends", "[step][equi
     const StepResult flow = simulate(s, with_backend(Backend::flow));
     const StepResult analytical = simulate(s, with_backend(Backend::analytical));
     REQUIRE(flow.flows > 0);
-    CHECK(flow.step_seconds == analytical.step_seconds);
+    CHECK(flow.step_time.s() == analytical.step_time.s());
     check_same_breakdowns(flow, analytical);
   }
   SECTION("TP8 x PP2: one pipeline whose sends cross the network on their own NIC") {
     const Setup s = llama(4, 8, 2, 1, 4);
     const StepResult flow = simulate(s, with_backend(Backend::flow));
     const StepResult analytical = simulate(s, with_backend(Backend::analytical));
-    CHECK(flow.step_seconds == analytical.step_seconds);
+    CHECK(flow.step_time.s() == analytical.step_time.s());
     check_same_breakdowns(flow, analytical);
   }
 }
@@ -123,8 +123,8 @@ TEST_CASE("one rank per stage reproduces the full-rank simulation", "[step][equi
     // Data-parallel groups {i, 8 + i} each cross the network on rail i: the reduced run launches
     // all eight instances, the full run launches each when its two members arrive, at the same
     // instants. Nothing differs, so the results are identical, not merely close.
-    REQUIRE(reduced.stages[0].exposed_dp > 0);
-    CHECK(reduced.step_seconds == full.step_seconds);
+    REQUIRE(reduced.stages[0].exposed_dp.s() > 0);
+    CHECK(reduced.step_time.s() == full.step_time.s());
     check_close_breakdowns(reduced, full);
   }
   SECTION("TP8 x PP2 x DP2 over four nodes") {
@@ -140,8 +140,8 @@ TEST_CASE("one rank per stage reproduces the full-rank simulation", "[step][equi
     // fabric; the other seven pipelines' sends would use rails 1..7 alongside those stages'
     // data-parallel traffic, but they never overlap it in time here, so even then the results
     // are identical.
-    CHECK(reduced.step_seconds == full.step_seconds);
-    CHECK(reduced_all.step_seconds == full.step_seconds);
+    CHECK(reduced.step_time.s() == full.step_time.s());
+    CHECK(reduced_all.step_time.s() == full.step_time.s());
     check_close_breakdowns(reduced, full);
     check_close_breakdowns(reduced_all, full);
   }
@@ -162,7 +162,7 @@ TEST_CASE("1F1B bubbles: (pp - 1) / (m + pp - 1) of the step, 1/vp of it interle
   const double pp = 4, m = 8, vp = 2;
   const auto idle_fraction = [](const StepResult& r) {
     const StageBreakdown& first = r.stages[0];
-    return (first.bubble + first.exposed_pp) / (r.step_seconds - first.optimizer);
+    return (first.bubble.s() + first.exposed_pp.s()) / (r.step_time.s() - first.optimizer.s());
   };
   const StepResult plain = simulate(s, StepOptions{});
   CHECK(idle_fraction(plain) == Approx((pp - 1) / (m + pp - 1)).epsilon(0.01));
@@ -172,33 +172,35 @@ TEST_CASE("1F1B bubbles: (pp - 1) / (m + pp - 1) of the step, 1/vp of it interle
     const StageBreakdown& b = plain.stages[static_cast<size_t>(st)];
     // No data parallelism and no collectives: the stage's time is compute, pipeline waits and
     // the optimizer step, nothing else.
-    CHECK(b.exposed_dp == 0);
-    CHECK(b.exposed_tp == 0);
-    CHECK(b.compute + b.bubble + b.exposed_pp + b.optimizer == Approx(b.end).epsilon(1e-12));
+    CHECK(b.exposed_dp.s() == 0);
+    CHECK(b.exposed_tp.s() == 0);
+    CHECK(b.compute.s() + b.bubble.s() + b.exposed_pp.s() + b.optimizer.s() ==
+          Approx(b.end.s()).epsilon(1e-12));
     // Stage s first waits for the pipeline to fill: s forwards upstream (and their sends).
     const double t_fwd = w.stages[static_cast<size_t>(st)].chunks[0].forward.compute.s();
-    if (st > 0) CHECK(b.bubble + b.exposed_pp >= st * t_fwd);
+    if (st > 0) CHECK(b.bubble.s() + b.exposed_pp.s() >= st * t_fwd);
   }
   // The waits split into the neighbour's compute (bubble) and the bytes in flight (pipeline
   // sends, 32 MiB over NVLink: a small but nonzero part).
   for (int st = 1; st < pp; ++st) {
     const StageBreakdown& b = plain.stages[static_cast<size_t>(st)];
-    CHECK(b.exposed_pp > 0);
-    CHECK(b.exposed_pp < 0.02 * (b.bubble + b.exposed_pp));
+    CHECK(b.exposed_pp.s() > 0);
+    CHECK(b.exposed_pp.s() < 0.02 * (b.bubble.s() + b.exposed_pp.s()));
   }
   // The last stage waits only for the fill: 3 forwards, plus 0.5% for the sends.
   const StageBreakdown& last = plain.stages[3];
-  CHECK(last.bubble + last.exposed_pp ==
+  CHECK(last.bubble.s() + last.exposed_pp.s() ==
         Approx(3 * w.stages[3].chunks[0].forward.compute.s()).epsilon(0.01));
 
   s.plan.vp = 2;
   const StepResult interleaved = simulate(s, StepOptions{});
   // Megatron: the bubble shrinks to (pp - 1) c / vp.
   CHECK(idle_fraction(interleaved) == Approx((pp - 1) / (vp * m + pp - 1)).epsilon(0.03));
-  const double idle = plain.stages[0].bubble + plain.stages[0].exposed_pp;
-  const double idle_interleaved = interleaved.stages[0].bubble + interleaved.stages[0].exposed_pp;
+  const double idle = plain.stages[0].bubble.s() + plain.stages[0].exposed_pp.s();
+  const double idle_interleaved =
+      interleaved.stages[0].bubble.s() + interleaved.stages[0].exposed_pp.s();
   CHECK(idle_interleaved / idle == Approx(1 / vp).epsilon(0.03));
-  CHECK(interleaved.step_seconds < plain.step_seconds);
+  CHECK(interleaved.step_time.s() < plain.step_time.s());
 }
 
 TEST_CASE("an oversubscribed fabric slows data-parallel traffic", "[step][contention]") {
@@ -218,20 +220,20 @@ TEST_CASE("an oversubscribed fabric slows data-parallel traffic", "[step][conten
   s.cluster = spec;
   const StepResult oversubscribed = simulate(s, StepOptions{});
   const StepResult oversubscribed_a = simulate(s, with_backend(Backend::analytical));
-  CHECK(oversubscribed.step_seconds > nonblocking.step_seconds);
-  CHECK(oversubscribed.stages[0].exposed_dp > nonblocking.stages[0].exposed_dp);
-  CHECK(nonblocking_a.step_seconds <= nonblocking.step_seconds);
-  CHECK(oversubscribed_a.step_seconds <= oversubscribed.step_seconds);
+  CHECK(oversubscribed.step_time.s() > nonblocking.step_time.s());
+  CHECK(oversubscribed.stages[0].exposed_dp.s() > nonblocking.stages[0].exposed_dp.s());
+  CHECK(nonblocking_a.step_time.s() <= nonblocking.step_time.s());
+  CHECK(oversubscribed_a.step_time.s() <= oversubscribed.step_time.s());
   // The analytical backend gives every flow its uncontended rate: leaf uplinks run at the NIC
   // rate, so it cannot tell the two fabrics apart.
-  CHECK(oversubscribed_a.step_seconds == nonblocking_a.step_seconds);
+  CHECK(oversubscribed_a.step_time.s() == nonblocking_a.step_time.s());
 }
 
 TEST_CASE("a step simulated twice is bit-identical", "[step][determinism]") {
   Setup s = llama(4, 8, 2, 2, 8);
   const StepResult a = simulate(s, StepOptions{});
   const StepResult b = simulate(s, StepOptions{});
-  CHECK(a.step_seconds == b.step_seconds);
+  CHECK(a.step_time.s() == b.step_time.s());
   CHECK(a.events == b.events);
   CHECK(a.flows == b.flows);
   CHECK(a.rate_solves == b.rate_solves);
@@ -239,7 +241,7 @@ TEST_CASE("a step simulated twice is bit-identical", "[step][determinism]") {
   // Full-rank runs too (more simultaneous events, barriers per group).
   const StepResult fa = simulate(s, full_ranks());
   const StepResult fb = simulate(s, full_ranks());
-  CHECK(fa.step_seconds == fb.step_seconds);
+  CHECK(fa.step_time.s() == fb.step_time.s());
   CHECK(fa.events == fb.events);
   check_same_breakdowns(fa, fb);
   REQUIRE(a.busiest_links.size() == b.busiest_links.size());
@@ -328,13 +330,13 @@ TEST_CASE("flow and analytical steps agree where nothing contends, over a plan g
     REQUIRE(flow.flows > 0);
     if (c.sends_contend) {
       // Sharing only slows the sends, by little: the compute is the same.
-      CHECK(flow.step_seconds >= analytical.step_seconds);
-      CHECK(flow.step_seconds <= 1.001 * analytical.step_seconds);
+      CHECK(flow.step_time.s() >= analytical.step_time.s());
+      CHECK(flow.step_time.s() <= 1.001 * analytical.step_time.s());
       for (size_t st = 0; st < flow.stages.size(); ++st)
-        CHECK(flow.stages[st].compute == analytical.stages[st].compute);
+        CHECK(flow.stages[st].compute.s() == analytical.stages[st].compute.s());
       continue;
     }
-    CHECK(flow.step_seconds == analytical.step_seconds);
+    CHECK(flow.step_time.s() == analytical.step_time.s());
     CHECK(flow.critical_stage == analytical.critical_stage);
     check_same_breakdowns(flow, analytical);
   }
@@ -346,9 +348,10 @@ void check_parts_add_up(const StepResult& r) {
   for (size_t st = 0; st < r.stages.size(); ++st) {
     INFO("stage " << st);
     const StageBreakdown& b = r.stages[st];
-    const double parts = b.compute + b.exposed_tp + b.exposed_cp + b.exposed_ep + b.exposed_pp +
-                         b.bubble + b.exposed_dp + b.optimizer;
-    CHECK(parts == Approx(b.end).epsilon(1e-9));
+    sim::Seconds parts;
+    for (const BreakdownComponent& c : kBreakdownComponents)
+      parts += b.*c.field;
+    CHECK(parts.s() == Approx(b.end.s()).epsilon(1e-9));
   }
 }
 
@@ -369,15 +372,15 @@ TEST_CASE("data-parallel traffic that overlaps compute: backends agree and parts
     const StepResult analytical = simulate(c.setup, with_backend(Backend::analytical));
     check_parts_add_up(flow);
     check_parts_add_up(analytical);
-    REQUIRE(analytical.stages[0].exposed_dp > 0);  // the first forward waits for its gather
+    REQUIRE(analytical.stages[0].exposed_dp.s() > 0);  // the first forward waits for its gather
     if (c.sends_contend) {
       // The interleaved sends share their links with each other and now with the overlapped
       // reductions: a little slower on the flow backend (0.15% here).
-      CHECK(flow.step_seconds >= analytical.step_seconds);
-      CHECK(flow.step_seconds <= 1.005 * analytical.step_seconds);
+      CHECK(flow.step_time.s() >= analytical.step_time.s());
+      CHECK(flow.step_time.s() <= 1.005 * analytical.step_time.s());
       continue;
     }
-    CHECK(flow.step_seconds == analytical.step_seconds);
+    CHECK(flow.step_time.s() == analytical.step_time.s());
     check_same_breakdowns(flow, analytical);
   }
 }
@@ -399,7 +402,7 @@ TEST_CASE("one rank per stage reproduces the full-rank simulation over a plan gr
     const StepResult full = simulate(c.setup, full_ranks());
     CHECK(reduced.simulated_ranks == static_cast<size_t>(c.setup.plan.pp));
     CHECK(full.simulated_ranks == static_cast<size_t>(c.setup.gpus));
-    CHECK(reduced.step_seconds == full.step_seconds);
+    CHECK(reduced.step_time.s() == full.step_time.s());
     check_close_breakdowns(reduced, full);
   }
 }
@@ -420,7 +423,7 @@ TEST_CASE("a traced step, walked kernel by kernel, equals the untraced one",
         const StepResult walked = simulate(c.setup, traced);
         const StepResult stepped = simulate(c.setup, with_backend(backend));
         REQUIRE_FALSE(walked.trace.empty());
-        CHECK(walked.step_seconds == stepped.step_seconds);
+        CHECK(walked.step_time.s() == stepped.step_time.s());
         check_same_breakdowns(walked, stepped);
       }
     }
@@ -433,11 +436,11 @@ TEST_CASE("context-parallel time is booked as CP, tensor-parallel time as TP", "
   cp.plan.cp = 2;
   cp.gpus = cp.plan.gpus();
   const StepResult with_cp = simulate(cp, with_backend(Backend::analytical));
-  CHECK(with_cp.stages[0].exposed_cp > 0);
-  CHECK(with_cp.stages[0].exposed_tp == 0);
+  CHECK(with_cp.stages[0].exposed_cp.s() > 0);
+  CHECK(with_cp.stages[0].exposed_tp.s() == 0);
   const StepResult with_tp = simulate(llama(4, 2, 1, 1, 2), with_backend(Backend::analytical));
-  CHECK(with_tp.stages[0].exposed_tp > 0);
-  CHECK(with_tp.stages[0].exposed_cp == 0);
+  CHECK(with_tp.stages[0].exposed_tp.s() > 0);
+  CHECK(with_tp.stages[0].exposed_cp.s() == 0);
 }
 
 TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[step][moe]") {
@@ -471,7 +474,7 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
       }
     }
     REQUIRE(expert_bytes > 0);
-    CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+    CHECK(r.stages[0].exposed_dp.s() == Approx(expected.s()).epsilon(1e-12));
   });
 }
 
@@ -496,7 +499,7 @@ TEST_CASE("context-parallel ranks reduce their gradients together", "[step]") {
       }
     }
     REQUIRE(expected > sim::Time::zero());
-    CHECK(r.stages[0].exposed_dp == Approx(expected.s()).epsilon(1e-12));
+    CHECK(r.stages[0].exposed_dp.s() == Approx(expected.s()).epsilon(1e-12));
   });
 }
 
@@ -512,15 +515,15 @@ TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][s
   StepOptions all = base;
   all.compute_slowdown.assign(16, 1.5);
   const StepResult slow = simulate(s, all);
-  CHECK(slow.stages[0].compute == Approx(1.5 * plain.stages[0].compute).epsilon(1e-8));
+  CHECK(slow.stages[0].compute.s() == Approx(1.5 * plain.stages[0].compute.s()).epsilon(1e-8));
   StepOptions one = base;
   one.compute_slowdown.assign(16, 1.0);
   one.compute_slowdown[9] = 1.5;
   const StepResult straggler = simulate(s, one);
-  CHECK(straggler.stages[0].compute ==
-        Approx((15 + 1.5) / 16 * plain.stages[0].compute).epsilon(1e-9));
-  CHECK(straggler.step_seconds > plain.step_seconds);
-  CHECK(straggler.step_seconds < slow.step_seconds + 1e-12);
+  CHECK(straggler.stages[0].compute.s() ==
+        Approx((15 + 1.5) / 16 * plain.stages[0].compute.s()).epsilon(1e-9));
+  CHECK(straggler.step_time.s() > plain.step_time.s());
+  CHECK(straggler.step_time.s() < slow.step_time.s() + 1e-12);
 }
 
 TEST_CASE("DeepEP dispatch and combine take the MoE all-to-all model's time on both backends",
@@ -570,9 +573,9 @@ TEST_CASE("DeepEP dispatch and combine take the MoE all-to-all model's time on b
   const double expected = per_layer * 2 * microbatches;
   for (const Backend b : {Backend::analytical, Backend::flow}) {
     const StepResult r = simulate_step(system, profile, w, s.plan, with_backend(b));
-    CHECK(r.stages[0].exposed_ep == Approx(expected).epsilon(1e-6));
+    CHECK(r.stages[0].exposed_ep.s() == Approx(expected).epsilon(1e-6));
   }
   // Without DeepEP the same traffic is an NCCL all-to-all: another time.
   const StepResult nccl = simulate(s, with_backend(Backend::analytical));
-  CHECK(nccl.stages[0].exposed_ep != Approx(expected).epsilon(1e-3));
+  CHECK(nccl.stages[0].exposed_ep.s() != Approx(expected).epsilon(1e-3));
 }

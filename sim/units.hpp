@@ -70,6 +70,36 @@ class Time {
   int64_t ps_ = 0;
 };
 
+/// A duration derived from simulated times by averaging or scaling (a mean over ranks and steps,
+/// a step's share): a length in seconds, not an instant of the event clock, so it is not rounded
+/// to picoseconds the way Time is.
+class Seconds {
+ public:
+  constexpr Seconds() = default;
+  static constexpr Seconds of(double s) { return Seconds(s); }
+  static constexpr Seconds of(Time t) { return Seconds(t.s()); }
+  constexpr double s() const { return value_; }
+
+  constexpr Seconds& operator+=(Seconds o) {
+    value_ += o.value_;
+    return *this;
+  }
+  constexpr Seconds& operator/=(double k) {
+    value_ /= k;
+    return *this;
+  }
+  friend constexpr Seconds operator+(Seconds a, Seconds b) { return Seconds(a.value_ + b.value_); }
+  friend constexpr Seconds operator-(Seconds a, Seconds b) { return Seconds(a.value_ - b.value_); }
+  friend constexpr Seconds operator*(Seconds a, double k) { return Seconds(a.value_ * k); }
+  friend constexpr Seconds operator/(Seconds a, double k) { return Seconds(a.value_ / k); }
+  friend constexpr double operator/(Seconds a, Seconds b) { return a.value_ / b.value_; }
+  friend constexpr auto operator<=>(Seconds, Seconds) = default;
+
+ private:
+  constexpr explicit Seconds(double v) : value_(v) {}
+  double value_ = 0;
+};
+
 class Bytes {
  public:
   constexpr Bytes() = default;
