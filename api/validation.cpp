@@ -273,7 +273,10 @@ void validate_collective(const calibration::Case& c, const ValidationOptions& op
   if (!any) report.skipped.push_back({c.id, "no primary metric this validator predicts"});
 }
 
-Scenario training_scenario(const calibration::Case& c, const ValidationOptions& options) {
+/// The scenario a training case runs. `no_micro_batch_fits`, when given, is set when the case
+/// leaves its micro-batch unstated and none fits as stated (it then runs micro-batch 1).
+Scenario training_scenario(const calibration::Case& c, const ValidationOptions& options,
+                           bool* no_micro_batch_fits = nullptr) {
   nlohmann::json doc = training_case_scenario(c);
   if (!options.calibration.empty()) doc["calibration"] = options.calibration;
   apply_assignments(doc, options.scenario_sets, "<command line>");
@@ -302,6 +305,12 @@ Scenario training_scenario(const calibration::Case& c, const ValidationOptions& 
   Scenario base = scenario;
   base.ignore_memory = false;
   const PlanSearch found = search_plans(base, constraints, search);
+  // No micro-batch fits as stated: micro-batch 1, and the layers recomputed or offloaded to fit
+  // as for any case (fit_memory).
+  if (found.ranked.empty() && !sizes.searched) {
+    if (no_micro_batch_fits != nullptr) *no_micro_batch_fits = true;
+    return scenario;
+  }
   if (found.ranked.empty()) {
     throw sim::InputError("case " + c.id, "/parallelism",
                           fmt::format("the case does not state its plan and no plan with what it "
@@ -365,7 +374,8 @@ namespace {
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
-  const Scenario case_scenario = training_scenario(c, options);
+  bool no_micro_batch_fits = false;
+  const Scenario case_scenario = training_scenario(c, options, &no_micro_batch_fits);
   const Fidelity fidelity = fidelity_of(case_scenario.simulation.backend);
   const Evaluator cluster = compute ? Evaluator(case_scenario, *compute) : Evaluator(case_scenario);
   CasePlan plan = prepare_case(c, cluster, case_scenario);
@@ -383,6 +393,8 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
     const models::ParallelPlan& p = scenario.plan;
     detail += fmt::format(", plan not stated: searched TP{} PP{} DP{} CP{} EP{} mb{}", p.tp, p.pp,
                           p.dp, p.cp, p.ep, p.micro_batch);
+  } else if (no_micro_batch_fits) {
+    detail += ", micro-batch not stated: none fits as stated, mb1";
   } else if (sizes.micro_batch_searched) {
     detail += fmt::format(", micro-batch not stated: searched mb{}", scenario.plan.micro_batch);
   }

@@ -220,3 +220,28 @@ TEST_CASE("cli: validate searches the micro-batch of an FSDP case that does not 
   // The search keeps to plans that fit, although validate simulates with ignore_memory.
   CHECK_THAT(detail, !Catch::Contains("does not fit"));
 }
+
+TEST_CASE("cli: validate searches an unstated micro-batch of any stated plan, mb1 when none fits",
+          "[cli][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  // The Megatron-LM README's 32B (TP8, DP48) states no micro-batch: the fastest that fits.
+  nlohmann::json c = dev_case("megatron-readme-h100-32B");
+  REQUIRE(c["parallelism"]["micro_batch"].is_null());
+  c["id"] = "readme-unstated-mb";
+  const nlohmann::json j = validate_one(c, "cli-validate-readme-mb");
+  REQUIRE_FALSE(j["rows"].empty());
+  CHECK_THAT(j["rows"][0]["detail"].get<std::string>(),
+             Catch::Contains("micro-batch not stated: searched mb4"));
+  // The 70B's plan on one node (TP8 x DP1): no micro-batch fits as stated, so it runs at
+  // micro-batch 1 with what fits recomputed or offloaded, and says so, rather than not running.
+  nlohmann::json big = dev_case("megatron-readme-h100-70B");
+  big["id"] = "readme-70b-one-node";
+  big["gpus"] = 8;
+  big["parallelism"]["pp"] = 1;
+  big["parallelism"]["dp"] = 1;
+  big["parallelism"]["global_batch"] = 32;
+  const nlohmann::json k = validate_one(big, "cli-validate-readme-70b-mb");
+  REQUIRE_FALSE(k["rows"].empty());
+  CHECK_THAT(k["rows"][0]["detail"].get<std::string>(),
+             Catch::Contains("micro-batch not stated: none fits as stated, mb1"));
+}
