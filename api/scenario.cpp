@@ -66,9 +66,10 @@ void read_tiers(const sim::JsonValue& tiers, topologies::ScaleOutSpec& so) {
 nlohmann::json tiers_to_json(const std::vector<topologies::ClosTier>& tiers) {
   nlohmann::json out = nlohmann::json::array();
   for (const topologies::ClosTier& t : tiers) {
-    out.push_back({{"ports", t.ports},
-                   {"up_ports", t.up_ports},
-                   {"up_bandwidth", exact_bandwidth(t.up_bandwidth.bytes_per_s())}});
+    nlohmann::json tier = {{"ports", t.ports}, {"up_ports", t.up_ports}};
+    // The top tier has no uplinks, so no uplink rate to state (the reader wants a positive one).
+    if (t.up_ports > 0) tier["up_bandwidth"] = exact_bandwidth(t.up_bandwidth.bytes_per_s());
+    out.push_back(tier);
   }
   return out;
 }

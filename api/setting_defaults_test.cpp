@@ -9,7 +9,9 @@
 
 #include "api/scenario.hpp"
 #include "api/scenario_settings.hpp"
+#include "api/training_run.hpp"
 #include "sim/json_reader.hpp"
+#include "topologies/system_presets.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::api;
@@ -59,4 +61,24 @@ TEST_CASE("every default the settings table states literally is the one a scenar
   }
   // 26 literal defaults at this commit: a change of the table that loses them shows here.
   CHECK(checked == 26);
+}
+
+TEST_CASE("a scenario as run --json echoes it reads back into the same run, on every system",
+          "[settings]") {
+  for (const topologies::SystemPreset& preset : topologies::system_presets()) {
+    for (const int gpus : {8, 64, 512}) {
+      INFO(preset.name << ", " << gpus << " GPUs");
+      const nlohmann::json doc = {{"system", {{"preset", preset.name}, {"gpus", gpus}}},
+                                  {"model", {{"preset", "llama3-8b"}}},
+                                  {"parallelism", nlohmann::json::object()},
+                                  {"training", {{"global_batch", gpus}}},
+                                  {"simulation", {{"backend", "analytical"}}}};
+      const Scenario first = read_scenario(sim::JsonDocument(doc, "first").root());
+      const nlohmann::json echo = scenario_to_json(first);
+      Scenario again;
+      REQUIRE_NOTHROW(again = read_scenario(sim::JsonDocument(echo, "echo").root()));
+      CHECK(scenario_to_json(again) == echo);
+      CHECK(run_training(again).metrics.step_time_s == run_training(first).metrics.step_time_s);
+    }
+  }
 }
