@@ -170,10 +170,10 @@ JobMixReport run_job_mix(const JobMix& mix, models::PlacementPolicy policy) {
   }
   for (const models::SharedLink& l : together.shared.shared_links) {
     if (report.shared_links.size() >= 8) break;
-    SharedLinkRow row{l.use.name, l.use.kind, l.use.bytes, l.use.utilization, {}, {}};
+    SharedLinkRow row{l.use.name, l.use.kind, l.use.bytes.count(), l.use.utilization, {}, {}};
     for (int j : l.jobs) {
       row.jobs.push_back(report.jobs[runnable_index[static_cast<size_t>(j)]].name);
-      row.job_bytes.push_back(l.job_bytes[static_cast<size_t>(j)]);
+      row.job_bytes.push_back(l.job_bytes[static_cast<size_t>(j)].count());
     }
     report.shared_links.push_back(std::move(row));
   }

@@ -23,7 +23,7 @@ nlohmann::json link_trace_json(const models::StepResult& step, int buckets) {
   for (const models::LinkUse& link : step.busiest_links) {
     const auto s = series.find(link.name);
     if (s == series.end() || link.utilization <= 0 || step_s <= 0) continue;
-    const double usable = link.bytes / (link.utilization * step_s);
+    const double usable = link.bytes.count() / (link.utilization * step_s);
     // A rate holds from its sample to the next (the last to the end of the step); each bucket
     // gets the bytes that fall into it.
     std::vector<double> bytes(static_cast<size_t>(buckets), 0.0);
@@ -46,7 +46,7 @@ nlohmann::json link_trace_json(const models::StepResult& step, int buckets) {
       utilization.push_back(b / (usable * bucket_s));
     links.push_back({{"link", link.name},
                      {"kind", link.kind},
-                     {"bytes", link.bytes},
+                     {"bytes", link.bytes.count()},
                      {"usable_GBps", usable * 1e-9},
                      {"utilization", utilization}});
   }

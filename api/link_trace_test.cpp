@@ -9,7 +9,7 @@ TEST_CASE("link trace: bucket averages of piecewise-constant rates", "[link-trac
   // 1.5 s to 2 s, idle after: 100 GB moved, utilisation 100 / (100 x 4) = 0.25.
   models::StepResult step;
   step.step_time = sim::Seconds::of(4);
-  step.busiest_links.push_back({"leaf0>spine1", "fabric", 100e9, 0.25});
+  step.busiest_links.push_back({"leaf0>spine1", "fabric", sim::Bytes::of(100e9), 0.25});
   auto sample = [&](double at_s, double gbps) {
     models::TraceEvent e;
     e.name = "GB/s";
@@ -21,7 +21,8 @@ TEST_CASE("link trace: bucket averages of piecewise-constant rates", "[link-trac
   sample(0.5, 50);
   sample(1.5, 100);
   sample(2.0, 0);
-  step.busiest_links.push_back({"untraced", "nvlink", 1e9, 0.1});  // no counters: left out
+  step.busiest_links.push_back(
+      {"untraced", "nvlink", sim::Bytes::of(1e9), 0.1});  // no counters: left out
 
   const nlohmann::json j = api::link_trace_json(step, 4);
   CHECK(j["format"] == "fabricsim-link-trace-1");

@@ -100,8 +100,10 @@ nlohmann::json report_to_json(const TrainingReport& r) {
   j["stages"] = stages;
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : r.step->busiest_links) {
-    links.push_back(
-        {{"link", l.name}, {"kind", l.kind}, {"bytes", l.bytes}, {"utilization", l.utilization}});
+    links.push_back({{"link", l.name},
+                     {"kind", l.kind},
+                     {"bytes", l.bytes.count()},
+                     {"utilization", l.utilization}});
   }
   j["busiest_links"] = links;
   j["simulation"] = {{"events", r.step->events},
@@ -162,7 +164,7 @@ std::string report_to_text(const TrainingReport& r) {
     out += "busiest links:\n";
     for (const auto& l : r.step->busiest_links) {
       out += fmt::format("  {:<40} {:<8} {:>9.3f} GB  {:>5.1f}% busy\n", l.name, l.kind,
-                         l.bytes * 1e-9, 100 * l.utilization);
+                         l.bytes.gb(), 100 * l.utilization);
     }
   }
   out += fmt::format(

@@ -119,8 +119,9 @@ TEST_CASE("jobs whose data-parallel traffic crosses the same uplinks slow each o
   REQUIRE_FALSE(r.shared_links.empty());
   const SharedLink& busiest = r.shared_links.front();
   CHECK(busiest.jobs == std::vector<int>{0, 1});
-  CHECK(busiest.use.bytes ==
-        Approx(std::accumulate(busiest.job_bytes.begin(), busiest.job_bytes.end(), 0.0)));
+  CHECK(busiest.use.bytes.count() ==
+        Approx(std::accumulate(busiest.job_bytes.begin(), busiest.job_bytes.end(), sim::Bytes())
+                   .count()));
   CHECK(busiest.use.utilization > 0);
   CHECK(busiest.use.utilization <= 1.0 + 1e-9);
   for (size_t i = 1; i < r.shared_links.size(); ++i)

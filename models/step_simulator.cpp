@@ -46,7 +46,8 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
     const auto id = topologies::LinkId::at(use[i].second);
     result.busiest_links.push_back({t.resource_name(id),
                                     std::string(topologies::to_string(t.resource_kind(id))),
-                                    net.link_bytes()[use[i].second], use[i].first});
+                                    sim::Bytes::of(net.link_bytes()[use[i].second]),
+                                    use[i].first});
     const auto series = rates.find(id);
     if (series == rates.end()) continue;
     for (const auto& [at_us, rate] : series->second) {
@@ -391,13 +392,13 @@ SharedStepResult simulate_shared_steps(const System& system, const CollectivePro
       SharedLink shared;
       for (size_t k = 0; k < runs.size(); ++k) {
         const double bytes = runs[k]->link_bytes(l);
-        shared.job_bytes.push_back(bytes);
+        shared.job_bytes.push_back(sim::Bytes::of(bytes));
         if (bytes > 0) shared.jobs.push_back(static_cast<int>(k));
       }
       const auto id = topologies::LinkId::at(l);
       const double usable = caps[l].bandwidth.bytes_per_s() * caps[l].efficiency;
       shared.use = {t.resource_name(id), std::string(topologies::to_string(t.resource_kind(id))),
-                    network->link_bytes()[l],
+                    sim::Bytes::of(network->link_bytes()[l]),
                     network->link_bytes()[l] / (usable * out.simulated_seconds)};
       out.shared_links.push_back(std::move(shared));
     }

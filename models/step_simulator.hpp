@@ -89,7 +89,7 @@ inline constexpr std::array<BreakdownComponent, 8> kBreakdownComponents{{
 struct LinkUse {
   std::string name;
   std::string kind;
-  double bytes = 0;
+  sim::Bytes bytes;
   double utilization = 0;  ///< bytes / (usable capacity x step time)
 };
 
@@ -138,7 +138,7 @@ struct SharedJob {
 struct SharedLink {
   LinkUse use;                    ///< all jobs' bytes; utilization over the simulated time
   std::vector<int> jobs;          ///< the jobs whose flows crossed it, in job order
-  std::vector<double> job_bytes;  ///< bytes of each job (every job, in job order)
+  std::vector<sim::Bytes> job_bytes;  ///< bytes of each job (every job, in job order)
 };
 
 struct SharedStepResult {
