@@ -10,6 +10,7 @@
 #include "api/scenario.hpp"
 #include "api/scenario_settings.hpp"
 #include "api/training_run.hpp"
+#include "models/software_stack.hpp"
 #include "sim/json_reader.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -79,6 +80,74 @@ TEST_CASE("a scenario as run --json echoes it reads back into the same run, on e
       REQUIRE_NOTHROW(again = read_scenario(sim::JsonDocument(echo, "echo").root()));
       CHECK(scenario_to_json(again) == echo);
       CHECK(run_training(again).metrics.step_time_s == run_training(first).metrics.step_time_s);
+    }
+  }
+}
+
+TEST_CASE("every default the settings table states in words is what the reader applies",
+          "[settings][docs]") {
+  const auto read = [](const nlohmann::json& doc) {
+    return read_scenario(sim::JsonDocument(doc, "worded").root());
+  };
+  nlohmann::json minimal = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h100", "gpus": 64},
+    "model": {"preset": "llama3-8b"},
+    "parallelism": {"tp": 2, "pp": 2},
+    "training": {"global_batch": 64}
+  })");
+  // "GPUs / (tp x pp x cp)", "the model's seq_len", "the `default` preset", "none".
+  {
+    const Scenario s = read(minimal);
+    CHECK(s.plan.dp == 64 / (2 * 2 * 1));
+    CHECK(models::sequence_length(s.training, s.model) == s.model.seq_len);
+    CHECK(echo_settings(s).at(nlohmann::json::json_pointer("/training/seq_len")) ==
+          s.model.seq_len);
+    CHECK(s.lowering.software.id == "default");
+    const nlohmann::json echo = echo_settings(s);
+    CHECK_FALSE(echo.contains(nlohmann::json::json_pointer("/training/tokens_to_train")));
+  }
+  // "the software preset's" and "the preset's": each software preset's own choices.
+  for (const models::SoftwareStack& preset : models::software_presets()) {
+    INFO(preset.id);
+    nlohmann::json doc = minimal;
+    doc["software"] = {{"framework", preset.id}};
+    const nlohmann::json echo = echo_settings(read(doc));
+    // A setting the echo leaves out is null: what the reader then assumes.
+    const auto at = [&](const char* pointer) {
+      const nlohmann::json::json_pointer p{pointer};
+      return echo.contains(p) ? echo.at(p) : nlohmann::json();
+    };
+    CHECK(at("/parallelism/recompute") == std::string(models::to_string(preset.recompute)));
+    CHECK(at("/parallelism/tp_comm_overlap") == preset.tp_comm_overlap);
+    CHECK(at("/parallelism/bucket_size") ==
+          (preset.bucket_bytes > 0 ? nlohmann::json(preset.bucket_bytes) : nlohmann::json()));
+    CHECK(at("/training/attention_kernel") == std::string(models::to_string(preset.attention)));
+    CHECK(at("/software/cuda_graphs") == std::string(models::to_string(preset.cuda_graphs)));
+    CHECK(at("/software/cuda_graph_moe_router") == preset.graph_moe_router);
+    CHECK(at("/software/eager_elementwise") == preset.eager_elementwise);
+    CHECK(at("/software/grouped_gemm") == std::string(models::to_string(preset.grouped_gemm)));
+    CHECK(at("/software/moe_dispatcher") == (preset.deepep ? "deepep" : "alltoall"));
+  }
+  // "preset" under /system: the system preset's own spec at that GPU count, and "the whole
+  // domain" for the NVLink segment.
+  for (const topologies::SystemPreset& preset : topologies::system_presets()) {
+    INFO(preset.name);
+    nlohmann::json doc = minimal;
+    doc["system"] = {{"preset", preset.name}, {"gpus", 64}};
+    const Scenario s = read(doc);
+    const topologies::ClusterSpec spec = preset.make(64);
+    CHECK(s.cluster.gpus_per_server == spec.gpus_per_server);
+    REQUIRE(s.cluster.nvlink.has_value() == spec.nvlink.has_value());
+    if (spec.nvlink) {
+      CHECK(s.cluster.nvlink->gpus_per_domain == spec.nvlink->gpus_per_domain);
+      CHECK(s.cluster.nvlink->link_bandwidth == spec.nvlink->link_bandwidth);
+    }
+    REQUIRE(s.cluster.scale_out.has_value() == spec.scale_out.has_value());
+    if (spec.scale_out) {
+      CHECK(s.cluster.scale_out->nic_bandwidth == spec.scale_out->nic_bandwidth);
+      CHECK(s.cluster.scale_out->nics_per_server == spec.scale_out->nics_per_server);
+      CHECK(s.cluster.scale_out->radix == spec.scale_out->radix);
+      CHECK(s.cluster.scale_out->upper_tiers.size() == spec.scale_out->upper_tiers.size());
     }
   }
 }
