@@ -300,13 +300,19 @@ std::vector<Phase> build_phases(CollectiveOp op, Algorithm a, double size, const
       std::vector<GpuRank> order;
       for (const auto& d : g.domains)
         order.insert(order.end(), d.begin(), d.end());
+      // NCCL's PAT sends the chunk of offset s (1..n-1) over the dimension of s's lowest set bit
+      // (PatAGAlgorithm in src/include/collectives.h: sendDim = firstBitSet(s)): half the chunks
+      // go to the neighbour at distance 1, a quarter at distance 2, one at the farthest. One
+      // phase per distance (each rank sends its share to the rank that far on), the
+      // reduce-scatter's in the reverse order of the gather's.
       std::vector<int> distances;
       for (int dist = 1; dist < n; dist *= 2)
         distances.push_back(dist);
       if (op == CollectiveOp::reduce_scatter) std::reverse(distances.begin(), distances.end());
       for (int dist : distances) {
         PhaseBuilder step;
-        const double bytes = std::min(dist, n - dist) * size / nd;
+        const int chunks = (n - 1) / dist - (n - 1) / (2 * dist);  // offsets with lowest bit dist
+        const double bytes = chunks * size / nd;
         for (int r = 0; r < n; ++r)
           step.p2p(order[r], order[(r + dist) % n], bytes);
         phases.push_back(step.take());

@@ -124,6 +124,20 @@ TEST_CASE("each schedule sends and receives NCCL's bytes per GPU", "[collective]
     const double r = count;
     for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter})
       check(nodes, op, Algorithm::pat, one_per_node, (r - 1) / r, (r - 1) / r);
+    // As NCCL's PatAGAlgorithm: the chunk at offset s goes over the distance of s's lowest set
+    // bit, so half the chunks go to the next rank, a quarter two ranks on, ... (8 ranks: 4, 2,
+    // 1 chunks at distances 1, 2, 4; 12 ranks: 6, 3, 1, 1 at 1, 2, 4, 8).
+    const std::vector<double> chunks =
+        count == 8 ? std::vector<double>{4, 2, 1} : std::vector<double>{6, 3, 1, 1};
+    const std::vector<Phase> gather =
+        phases_of(nodes, CollectiveOp::all_gather, Algorithm::pat, S, one_per_node);
+    REQUIRE(gather.size() == chunks.size());
+    for (size_t k = 0; k < gather.size(); ++k) {
+      const Transfer& first = gather[k].transfers.front();
+      CHECK(first.src == one_per_node[0]);
+      CHECK(first.dst == one_per_node[size_t{1} << k]);
+      CHECK(first.bytes == Approx(chunks[k] * S / r).epsilon(1e-12));
+    }
   }
   // IB SHARP (CollNet) over two nodes: each of a node's 8 lanes sends its 1/8 shard of the
   // node's partial sum up the switch tree and receives the reduced shard down it.
