@@ -46,8 +46,7 @@ void report_links(const sim::FlowNetwork& net, const std::vector<sim::LinkCapaci
     const auto id = topologies::LinkId::at(use[i].second);
     result.busiest_links.push_back({t.resource_name(id),
                                     std::string(topologies::to_string(t.resource_kind(id))),
-                                    sim::Bytes::of(net.link_bytes()[use[i].second]),
-                                    use[i].first});
+                                    sim::Bytes::of(net.link_bytes()[use[i].second]), use[i].first});
     const auto series = rates.find(id);
     if (series == rates.end()) continue;
     for (const auto& [at_us, rate] : series->second) {

@@ -136,8 +136,8 @@ struct SharedJob {
 
 /// A link that carried traffic of two or more jobs.
 struct SharedLink {
-  LinkUse use;                    ///< all jobs' bytes; utilization over the simulated time
-  std::vector<int> jobs;          ///< the jobs whose flows crossed it, in job order
+  LinkUse use;                        ///< all jobs' bytes; utilization over the simulated time
+  std::vector<int> jobs;              ///< the jobs whose flows crossed it, in job order
   std::vector<sim::Bytes> job_bytes;  ///< bytes of each job (every job, in job order)
 };
 
