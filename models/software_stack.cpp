@@ -145,6 +145,14 @@ const SoftwareFact kEagerOps{
     "(apply_rotary_emb, repeat_kv, Attention, FeedForward) at 9dec370; Hugging Face "
     "transformers models/llama/modeling_llama.py (LlamaRMSNorm, apply_rotary_pos_emb, repeat_kv)"};
 
+/// Transformer Engine with TP overlap, Megatron-Core's buckets, its alltoall dispatcher and
+/// GroupedLinear experts (the NeMo releases' stack), then `more`.
+std::vector<SoftwareFact> nemo_stack_facts(std::vector<SoftwareFact> more) {
+  std::vector<SoftwareFact> facts = {kTe, kTpOverlap, kMcoreBuckets, kAlltoall, kGroupedLinear};
+  facts.insert(facts.end(), more.begin(), more.end());
+  return facts;
+}
+
 std::vector<SoftwareStack> make_presets() {
   std::vector<SoftwareStack> out;
   {
@@ -199,22 +207,18 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "24.07";
     s.grad_reduce_fp32 = false;
     set_mcore_buckets(s);
-    s.facts = {kTe,
-               kTpOverlap,
-               kMcoreBuckets,
-               kAlltoall,
-               kGroupedLinear,
-               {"FP8 with delayed scaling (amax history) through Transformer Engine",
-                "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"},
-               {"gradients taken as reduced in bf16, which is not established: NeMo's "
-                "grad_reduce_in_fp32 follows optim.grad_sync_dtype (default fp32), the launcher's "
-                "Llama 3 70B recipe does not set it, but with fp32 gradients two of the "
-                "published NeMo 24.07 runs (Llama 3 8B on 8 GPUs, Llama 2 70B SFT on 16) would "
-                "not fit in this memory model, and which configuration the performance runs used "
-                "is not published",
-                "NVIDIA/NeMo nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py "
-                "setup_mcore_distributed_parallel; NVIDIA/NeMo-Framework-Launcher "
-                "launcher_scripts/conf/training/llama/llama3_70b.yaml"}};
+    s.facts = nemo_stack_facts(
+        {{"FP8 with delayed scaling (amax history) through Transformer Engine",
+          "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"},
+         {"gradients taken as reduced in bf16, which is not established: NeMo's "
+          "grad_reduce_in_fp32 follows optim.grad_sync_dtype (default fp32), the launcher's "
+          "Llama 3 70B recipe does not set it, but with fp32 gradients two of the "
+          "published NeMo 24.07 runs (Llama 3 8B on 8 GPUs, Llama 2 70B SFT on 16) would "
+          "not fit in this memory model, and which configuration the performance runs used "
+          "is not published",
+          "NVIDIA/NeMo nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py "
+          "setup_mcore_distributed_parallel; NVIDIA/NeMo-Framework-Launcher "
+          "launcher_scripts/conf/training/llama/llama3_70b.yaml"}});
     out.push_back(s);
   }
   {
@@ -223,21 +227,17 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "25.04";
     s.released = "2025-04";
     s.loss = LossKernel::fused;
-    s.facts = {kTe,
-               kTpOverlap,
-               kMcoreBuckets,
-               kAlltoall,
-               kGroupedLinear,
-               {"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
-                "cross-entropy kernel (cross_entropy_fusion_impl te), FP8 with delayed scaling "
-                "unless the run names current scaling or MXFP8, gradients reduced in bf16 "
-                "(grad_reduce_in_fp32 off)",
-                "NVIDIA/NeMo scripts/performance/utils.py set_primary_perf_configs and "
-                "argument_parser.py (--fp8_recipe default ds) at v2.3.0 (the 25.04 container); "
-                "nemo/collections/llm/recipes/llama3_8b.py pretrain_recipe_performance"},
-               {"FLOPs counted as NeMo 2's flops_formulas do: every GEMM with the full score "
-                "matrix of attention (Narayanan et al.'s convention)",
-                "NVIDIA/NeMo nemo/utils/flops_formulas.py at v2.3.0 (gpt3, llama3: 12 s/h)"}};
+    s.facts = nemo_stack_facts(
+        {{"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
+          "cross-entropy kernel (cross_entropy_fusion_impl te), FP8 with delayed scaling "
+          "unless the run names current scaling or MXFP8, gradients reduced in bf16 "
+          "(grad_reduce_in_fp32 off)",
+          "NVIDIA/NeMo scripts/performance/utils.py set_primary_perf_configs and "
+          "argument_parser.py (--fp8_recipe default ds) at v2.3.0 (the 25.04 container); "
+          "nemo/collections/llm/recipes/llama3_8b.py pretrain_recipe_performance"},
+         {"FLOPs counted as NeMo 2's flops_formulas do: every GEMM with the full score "
+          "matrix of attention (Narayanan et al.'s convention)",
+          "NVIDIA/NeMo nemo/utils/flops_formulas.py at v2.3.0 (gpt3, llama3: 12 s/h)"}});
     out.push_back(s);
   }
   {

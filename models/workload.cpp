@@ -100,6 +100,7 @@ class ProgramBuilder {
   /// A memory-bound op as eager PyTorch runs it over `elements`: its kernels, each at the
   /// elementwise rate.
   void eager(const char* name, const EagerOp& op, double elements, bool backward) {
+    if (elements <= 0) return;  // no op, so no kernel count left for the next one
     const EagerKernels& k = op.pass(backward);
     kernels(k.kernels);
     memory(name, k.bytes_per_element * elements);
@@ -1175,7 +1176,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       }
       gate(bwd, 0);
       if (c.has_lm_head) {
-        fwd.norm("final_norm", s.norm_tokens * h, false, s.gated);
+        fwd.norm("final_norm", s.norm_tokens * h, false, emit.rms_norm());
         emit.tp_gather(fwd, T * h);
         fwd.gemm("lm_head", lm_precision, T, vocab, h);
         // Cross-entropy over the vocabulary shard, as the software's loss kernel runs it.
@@ -1188,7 +1189,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
         if (!lora) bwd.gemm("lm_head_wgrad", lm_precision, h, vocab, T);
         emit.tp_reduce(bwd, T * h);
-        bwd.norm("final_norm_bwd", s.norm_tokens * h, true, s.gated);
+        bwd.norm("final_norm_bwd", s.norm_tokens * h, true, emit.rms_norm());
       }
       for (size_t i = params.size(); i-- > 0;) {
         // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was
