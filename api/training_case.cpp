@@ -189,8 +189,9 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing and
-  // dispatcher (models/bridge_recipes), written out here so the scenario states them.
+  // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing,
+  // dispatcher and, where the summary misprints it, expert parallelism (models/bridge_recipes),
+  // written out here so the scenario states them.
   const models::BridgeRecipe* recipe =
       c.framework && c.framework->name == "megatron-bridge" && c.framework->version && m.moe
           ? models::bridge_recipe(*c.framework->version, m.name, c.system, precision)
@@ -200,6 +201,10 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     software["cuda_graph_moe_router"] = recipe->graph_moe_router;
     software["moe_dispatcher"] = recipe->deepep ? "deepep" : "alltoall";
     if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
+    // A misprint is a fact of one release's table; a later release that falls back on these
+    // rows printed its own plan.
+    if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)
+      parallelism["ep"] = recipe->expert_parallel;
   }
   nlohmann::json system = {{"preset", c.system}, {"gpus", c.gpus}};
   if (const int segment = launch_segment(c); segment > 0) system["nvlink"] = {{"segment", segment}};

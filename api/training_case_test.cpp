@@ -341,3 +341,24 @@ TEST_CASE("a Megatron-Bridge MoE case runs its performance recipe's graphs, rout
   c.model->name = "Mixtral 8x22B";
   CHECK_FALSE(training_case_scenario(c)["software"].contains("cuda_graphs"));
 }
+
+TEST_CASE("a Megatron-Bridge table's misprinted expert parallelism is the one its scripts ran",
+          "[validate]") {
+  // The 25.11 table prints GPT-OSS 120B on 64 B200 at EP 8; its scripts ran EP 64.
+  calibration::Case c = moe_case();
+  c.model->name = "GPT-OSS 120B";
+  c.system = "dgx-b200";
+  c.gpus = 64;
+  c.parallelism->pp = 1;
+  c.parallelism->vp = 1;
+  c.parallelism->ep = 8;
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  CHECK(training_case_scenario(c)["parallelism"]["ep"] == 64);
+  // A later release that falls back on the 25.11 rows keeps the EP its own table prints.
+  c.framework = calibration::CaseFramework{"megatron-bridge", "26.02.01", "2026-03"};
+  CHECK(training_case_scenario(c)["parallelism"]["ep"] == 8);
+  // So does the same release on another system.
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  c.system = "gb200-nvl72";
+  CHECK(training_case_scenario(c)["parallelism"]["ep"] == 8);
+}

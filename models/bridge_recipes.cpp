@@ -23,39 +23,51 @@ constexpr std::string_view k2509 =
 constexpr std::string_view k2511 =
     "Megatron-Bridge v0.2.0 scripts/performance/configs/<model>/workload_base_configs.py "
     "(cuda_graph_impl, cuda_graph_scope, moe_flex_dispatcher_backend)";
+// GPT-OSS 120B on 64 B200: the 25.11 table prints EP 8, but GPT_OSS_120B_B200_BF16_BASE_CONFIG
+// sets expert_model_parallel_size=64 (v0.2.0 through v0.2.2) beside the table's GBS 512 and
+// MBS 4, so the experts' all-to-all crosses InfiniBand. The 26.02 table prints that plan, EP 64,
+// at 219 TFLOP/s against 25.11's 223; 26.02.01's EP 8 run reached 373.
+constexpr std::string_view k2511_ep =
+    "Megatron-Bridge v0.2.0 scripts/performance/configs/gpt_oss/workload_base_configs.py "
+    "(GPT_OSS_120B_B200_BF16_BASE_CONFIG: expert_model_parallel_size=64); the 26.02 "
+    "performance summary prints EP 64 for this run's plan";
 
 using G = CudaGraphs;
 constexpr std::array kRecipes = {
-    // version, model, system, precision, graphs, router graphs, capacity, deepep, source
-    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-h100", "", G::none, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-b200", "", G::full, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "qwen330ba3b", "gb200-nvl72", "", G::full, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-h100", "", G::none, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-b200", "", G::none, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "gb200-nvl72", "", G::full, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, false, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, k2509},
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "mxfp8", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "", G::attention, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, false,
+    // version, model, system, precision, graphs, router graphs, capacity, deepep, EP, source
+    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "qwen330ba3b", "gb200-nvl72", "", G::full, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-b200", "", G::none, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "gb200-nvl72", "", G::full, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2509},
+    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, 0, k2509},
+    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "mxfp8", G::none, true, 0.0, false, 0,
                  k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
+                 k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
+                 k2511},
+    BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2511},
+    BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
+                 k2511},
+    BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, false, 64, k2511_ep},
+    BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
+                 k2511},
 };
 
 }  // namespace

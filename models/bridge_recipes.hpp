@@ -22,6 +22,8 @@ struct BridgeRecipe {
   /// moe_pad_expert_input_to_capacity); 0: dropless.
   double capacity_factor = 0;
   bool deepep = false;  ///< the flex dispatcher with the DeepEP backend
+  /// Expert parallelism the scripts ran where the summary's table prints another; 0: as printed.
+  int expert_parallel = 0;
   std::string_view source;
 };
 
