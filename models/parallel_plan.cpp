@@ -157,10 +157,14 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
                             "fewer layers)",
                             model.layers, plan.pp, plan.vp));
   }
-  if (model.layers < virtual_stages) {
+  // Balanced, the first and last virtual stages may hold only the embedding and the loss
+  // (Megatron's account_for_embedding/loss_in_pipeline_split count each as a layer).
+  const int ends = plan.balanced_pipeline ? 2 : 0;
+  if (model.layers + ends < virtual_stages) {
     return fail(
         Kind::layers, "/pp",
-        fmt::format("{} layers cannot fill pp x vp = {} stages", model.layers, virtual_stages));
+        fmt::format("{} layers cannot fill pp x vp = {} stages{}", model.layers, virtual_stages,
+                    ends > 0 ? " (with the embedding and the loss as a stage each)" : ""));
   }
   if (model.moe) {
     if (model.moe->experts % plan.ep != 0) {
@@ -366,12 +370,14 @@ std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) 
   const int per = layers / v + 1;
   std::fill(out.begin(), out.end(), per);
   int surplus = per * v - layers;
+  // With fewer layers than stages the ends keep only the embedding and the loss.
+  const int floor = per == 1 ? 0 : 1;
   for (int i = 0; surplus > 0; ++i) {
     int& target = i % 2 == 0 ? out.back() : out.front();
-    if (target > 1) {
+    if (target > floor) {
       --target;
       --surplus;
-    } else if (out.front() <= 1 && out.back() <= 1) {
+    } else if (out.front() <= floor && out.back() <= floor) {
       break;
     }
   }

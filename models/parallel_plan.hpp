@@ -115,8 +115,9 @@ struct PlanProblem {
 
 /// The first reason `plan` cannot run `training` of `model` on `gpus` GPUs, if any. Checks: the
 /// GPUs factor as tp x cp x dp x pp; heads and kv heads divide by tp; layers divide by pp x vp
-/// (unless balanced); experts divide by ep and ep divides tp x cp x dp; the global batch divides
-/// by dp x micro_batch; the sequence divides by cp (and by 2 cp for load-balanced causal CP).
+/// (unless balanced, where they fill all but the first and last virtual stages); experts divide by
+/// ep and ep divides tp x cp x dp; the global batch divides by dp x micro_batch; the sequence
+/// divides by cp (and by 2 cp for load-balanced causal CP).
 std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingConfig& training,
                                       const TransformerConfig& model, int gpus);
 

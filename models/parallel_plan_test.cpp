@@ -275,4 +275,29 @@ TEST_CASE("layers per virtual stage add up to the model", "[plan][pipeline]") {
   }
   p.pp = 4;
   CHECK(layers_per_virtual_stage(p, 30) == std::vector<int>{7, 8, 8, 7});
+  // Two stages more than layers: the ends hold only the embedding and the loss (Llama 3.1 405B's
+  // 126 layers on pp 16 x vp 8, as Megatron-Bridge runs it).
+  p.pp = 16;
+  p.vp = 8;
+  std::vector<int> ends(128, 1);
+  ends.front() = ends.back() = 0;
+  CHECK(layers_per_virtual_stage(p, 126) == ends);
+}
+
+TEST_CASE("a balanced pipeline may leave the ends to the embedding and the loss, no more",
+          "[plan][pipeline]") {
+  const TransformerConfig model = *find_model("llama3-405b");
+  ParallelPlan p = plan_of(4, 16, 4);
+  p.vp = 8;
+  p.balanced_pipeline = true;
+  TrainingConfig training;
+  training.global_batch = 64;
+  CHECK(check_plan(p, training, model, p.gpus()) == std::nullopt);
+  TransformerConfig fewer = model;
+  fewer.layers = 125;
+  const auto problem = check_plan(p, training, fewer, p.gpus());
+  REQUIRE(problem);
+  CHECK_THAT(problem->message, Catch::Contains("125 layers cannot fill pp x vp = 128 stages"));
+  p.balanced_pipeline = false;
+  CHECK(check_plan(p, training, model, p.gpus()));
 }
