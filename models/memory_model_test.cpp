@@ -239,6 +239,23 @@ TEST_CASE("activations per recomputation mode", "[memory]") {
   CHECK(bytes[0] > 5 * bytes[2]);
 }
 
+TEST_CASE("a low-precision recipe keeps its GEMM inputs quantized for the weight gradient",
+          "[memory]") {
+  // Per layer, FP8 (per-tensor scaling, 1 byte) against BF16: the QKV and FC1 inputs (2Th) and
+  // FC2's input (T ffn) are kept in FP8, and the attention output, kept in BF16 for the
+  // attention's own backward, gains an FP8 copy as the projection's input (Th).
+  const TransformerConfig model = *find_model("llama2-7b");
+  const double T = model.seq_len, h = model.hidden, l = model.layers, f = model.ffn;
+  const auto activations = [](Precision p) {
+    Case c = llama7b(1, 1, 8);
+    c.training.precision = p;
+    return report(c).stages[0].activations;
+  };
+  const double bf16 = activations(Precision::bf16);
+  const double per_byte = -2 * T * h + T * h - T * f;  // each quantized copy's byte change
+  CHECK(activations(Precision::fp8) - bf16 == Approx(l * per_byte).epsilon(1e-12));
+}
+
 TEST_CASE("1F1B keeps pp - stage micro-batches in flight", "[memory][pipeline]") {
   // PP4 with 8 micro-batches: stage 0 holds 4 micro-batches at its peak, the last stage 1.
   Case c = llama7b(1, 4, 2, 8);

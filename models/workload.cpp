@@ -899,10 +899,19 @@ struct LayerEmitter {
   double activations(int layer, bool full) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden, a = kActivationBytes;
     if (full) return Tn * h * a;
-    double bytes = 4 * Tn * h * a;  // norm inputs and the (sequence-sharded) GEMM inputs
+    // A GEMM input kept for the weight gradient: under a low-precision recipe Transformer Engine
+    // keeps only its quantized column-wise copy (Linear and LayerNormLinear save the quantized
+    // input, LayerNormMLP quantizes the activation output for FC2; TE 2.9 module/linear.py,
+    // layernorm_mlp.py), at the bytes a gather of it moves; BF16 otherwise.
+    const bool low = recipe.quantized(layer);
+    const double q = low ? recipe.gathered_bytes() : a;
+    double bytes = 2 * Tn * h * a;  // norm inputs (the residual stream, sequence-sharded)
+    bytes += 2 * Tn * h * q;        // the QKV and FC1 inputs (norm outputs)
     bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
-    bytes += T * s.q_heads * s.v_dim * a;                        // attention output
-    bytes += T * s.q_heads * 4.0 * 2;                            // softmax statistics (fp32)
+    // The attention output, which the attention backward reads too: shared with the projection's
+    // input in BF16, beside its quantized copy otherwise.
+    bytes += T * s.q_heads * s.v_dim * (a + (low ? q : 0.0));
+    bytes += T * s.q_heads * 4.0 * 2;  // softmax statistics (fp32)
     if (training.unfused_attention && plan.recompute == Recompute::none) {
       bytes +=
           T * s.q_heads * std::min(T / plan.micro_batch, s.attention_span) * a;  // probabilities
@@ -911,11 +920,12 @@ struct LayerEmitter {
       const MoeConfig& e = *model.moe;
       const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
       const double gate = s.gated ? 2.0 : 1.0;
-      bytes += routed * h * a * 2 + routed * e.expert_ffn * (gate + 1) * a;
+      // Permuted tokens (FC1's input) and FC2's output; FC1's output and FC2's input.
+      bytes += routed * h * (q + a) + routed * e.expert_ffn * (gate * a + q);
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
-      bytes += s.moe_tokens * shared * (gate + 1) * a;
+      bytes += s.moe_tokens * shared * (gate * a + q);
     } else {
-      bytes += T * s.ffn * ((s.gated ? 2.0 : 1.0) + 1.0) * a;  // fc1 output, activation output
+      bytes += T * s.ffn * ((s.gated ? 2.0 : 1.0) * a + q);  // fc1 output, activation output
     }
     return bytes;
   }
