@@ -226,14 +226,19 @@ TrainingMetrics training_metrics(const Scenario& s, const models::Workload& work
   m.tokens_per_s = workload.tokens_per_step / m.step_time_s;
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
   // As the framework reports it (Megatron-Bridge: its own closed form, for pre-training).
-  const bool bridge = s.lowering.software.flop_count == models::FlopCount::megatron_bridge;
-  const double model_flops =
-      bridge ? models::megatron_bridge_flops_per_token(
-                   s.model, models::sequence_length(s.training, s.model), s.plan.tp) *
-                   workload.tokens_per_step
-             : workload.model_flops;
-  m.model_tflops_per_gpu = model_flops / m.step_time_s / gpus * 1e-12;
+  const models::SoftwareStack& software = s.lowering.software;
+  const bool bridge = software.flop_count == models::FlopCount::megatron_bridge;
+  const bool bridge_lora =
+      bridge && software.bridge_lora_flops && s.training.task == models::TrainingTask::lora;
   const int seq = models::sequence_length(s.training, s.model);
+  const double model_flops =
+      bridge_lora ? models::megatron_bridge_lora_flops_per_token(
+                        s.model, std::min(seq, s.lowering.sft_document_tokens)) *
+                        workload.tokens_per_step
+      : bridge ? models::megatron_bridge_flops_per_token(s.model, seq, s.plan.tp) *
+                     workload.tokens_per_step
+               : workload.model_flops;
+  m.model_tflops_per_gpu = model_flops / m.step_time_s / gpus * 1e-12;
   const int span = s.training.task == models::TrainingTask::sft
                        ? std::min(seq, s.lowering.sft_document_tokens)
                        : seq;

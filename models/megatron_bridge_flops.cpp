@@ -34,4 +34,11 @@ double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, 
   return 12.0 * h * mlp + attention + 6.0 * h * vocab;
 }
 
+double megatron_bridge_lora_flops_per_token(const TransformerConfig& m, int document_tokens) {
+  const double h = m.hidden, L = m.layers;
+  const double frozen =
+      L * h * h * (12 + 12.0 * m.kv_heads / m.heads + 18.0 * m.ffn / h + 6.0 * m.vocab / (L * h));
+  return frozen * 2.0 / 3.0 + 12.0 * L * h * document_tokens;
+}
+
 }  // namespace fabricsim::models

@@ -22,4 +22,14 @@ namespace fabricsim::models {
 /// The router, norms and the multi-token-prediction module (not modelled) count nothing here.
 double megatron_bridge_flops_per_token(const TransformerConfig& model, int seq_len, int tp);
 
+/// Per token of a LoRA fine-tuning step on packed sequences, as Megatron-Bridge counts it from
+/// 26.02.01 (flop_utils.py transformer_flops(), NVIDIA-NeMo/Megatron-Bridge#2571, 2026-03-03;
+/// v0.3.1 through v0.5.0): two thirds (no weight gradient) of the frozen model's
+///   L h^2 (12 + 12 kv_heads/heads + 18 ffn/h + 6 V/(L h))   (V unpadded, no attention scores)
+/// plus the attention over each packed document in full, 12 L h D for documents of D tokens
+/// (its avg_seqlen2, the mean over sequences of the sum of squared document lengths, divided by
+/// the packed length). Megatron-Bridge applies it to its Llama 3 70B SQuAD LoRA recipe, the one
+/// its performance summary publishes.
+double megatron_bridge_lora_flops_per_token(const TransformerConfig& model, int document_tokens);
+
 }  // namespace fabricsim::models

@@ -57,3 +57,21 @@ TEST_CASE("Megatron-Bridge's MLA count of DeepSeek-V3", "[metrics][moe]") {
   CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(mlp + mla + logits));
   CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(249812054016.0).epsilon(1e-12));
 }
+
+TEST_CASE("Megatron-Bridge's LoRA count: two thirds of the frozen model, attention per document",
+          "[metrics]") {
+  // The frozen term is the pre-training form without attention scores (seq 0) over an unpadded
+  // vocabulary (Llama 3's 128256 is 1002 x 128, so the two agree at tp 1); the documents'
+  // attention, 12 L h D, is counted in full.
+  const TransformerConfig& llama = *find_model("llama3-70b");
+  const double L = llama.layers, h = llama.hidden;
+  const double frozen = megatron_bridge_flops_per_token(llama, 0, 1);
+  for (int d : {128, 256, 4096}) {
+    CHECK(megatron_bridge_lora_flops_per_token(llama, d) ==
+          Approx(frozen * 2.0 / 3.0 + 12.0 * L * h * d).epsilon(1e-12));
+  }
+  // By hand at D = 256: 80 x 8192^2 x (12 + 1.5 + 63 + 1.1743...) x 2/3 + 12 x 80 x 8192 x 256
+  // = 2.7818e11 + 2.013e9 = 2.802e11; the 26.06 summary's Llama 3 70B LoRA rows report
+  // 1731e12 / 6206 = 2.789e11 per token (GB200 FP8).
+  CHECK(megatron_bridge_lora_flops_per_token(llama, 256) == Approx(2.802e11).epsilon(1e-3));
+}

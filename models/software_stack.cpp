@@ -295,6 +295,19 @@ std::vector<SoftwareStack> make_presets() {
     out.push_back(s);
   }
   {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-26.02.01";
+    s.version = "26.02.01";
+    s.released = "2026-03";
+    s.bridge_lora_flops = true;
+    s.facts.push_back(
+        {"a LoRA run's reported TFLOP/s count two thirds of the frozen model's FLOPs (no weight "
+         "gradient) plus the attention over each packed document",
+         "Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py transformer_flops() "
+         "(#2571, 2026-03-03; v0.3.1 to v0.5.0)"});
+    out.push_back(s);
+  }
+  {
     SoftwareStack s;
     s.id = "llm-foundry";
     s.framework = "llm-foundry";

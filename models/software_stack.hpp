@@ -110,6 +110,9 @@ struct SoftwareStack {
     return p == topologies::Precision::fp16 || grad_reduce_fp32 ? 4.0 : 2.0;
   }
   FlopCount flop_count = FlopCount::megatron_lm;
+  /// Megatron-Bridge from 26.02.01: a LoRA run reports the frozen-model count of
+  /// megatron_bridge_lora_flops_per_token instead of the pre-training one.
+  bool bridge_lora_flops = false;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };

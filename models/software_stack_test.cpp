@@ -36,6 +36,10 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   // Older than every preset: the oldest; an unknown version with a date: by date.
   CHECK(software_for("megatron-lm", "", "2019-01").id == "megatron-lm-2021");
   CHECK(software_for("megatron-bridge", "26.02", "2026-02").id == "megatron-bridge-25.11");
+  // Its LoRA FLOP count changed in 26.02.01; later releases keep it.
+  CHECK_FALSE(find_software("megatron-bridge-25.11")->bridge_lora_flops);
+  CHECK(software_for("megatron-bridge", "26.02.01", "2026-02").bridge_lora_flops);
+  CHECK(software_for("megatron-bridge", "26.06", "2026-06").id == "megatron-bridge-26.02.01");
   CHECK(software_for("llm-foundry", "", "").id == "llm-foundry");
   // A framework without a preset gets the default.
   CHECK(software_for("deepspeed", "0.14", "2024-05").id == "deepspeed-2023");
