@@ -157,6 +157,11 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (choice.graph_moe_router) sc.lowering.software.graph_moe_router = *choice.graph_moe_router;
     if (choice.eager_elementwise)
       sc.lowering.software.eager_elementwise = *choice.eager_elementwise;
+    if (choice.fused_moe_mlp) sc.lowering.software.fused_moe_mlp = *choice.fused_moe_mlp;
+    if (choice.moe_a2a_overlap) sc.lowering.software.moe_a2a_overlap = *choice.moe_a2a_overlap;
+    // The fused MLP's expert GEMMs are grouped kernels.
+    if (sc.lowering.software.fused_moe_mlp)
+      sc.lowering.software.grouped_gemm = models::GroupedGemmKernel::fused;
   }
   {
     const models::SoftwareStack& stack = sc.lowering.software;
@@ -246,6 +251,8 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"cuda_graphs", models::to_string(stack.cuda_graphs)},
           {"cuda_graph_moe_router", stack.graph_moe_router},
           {"eager_elementwise", stack.eager_elementwise},
+          {"fused_moe_mlp", stack.fused_moe_mlp},
+          {"moe_a2a_overlap", stack.moe_a2a_overlap},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

@@ -677,6 +677,25 @@ constexpr Setting kSettings[] = {
                     "dropless dispatcher's host sync stays"},
         {[](const JsonValue& v, SettingTarget& t) { t.software.graph_moe_router = v.as_bool(); },
          [](const Scenario& s) -> json { return s.lowering.software.graph_moe_router; }}),
+    row({.pointer = "/software/fused_moe_mlp",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the preset's",
+         .meaning = "the experts' MLP runs as fused grouped kernels (Megatron-Core's "
+                    "cutedsl_fused_grouped_mlp): one kernel per expert GEMM, the GLU activation "
+                    "and FC2's input quantization in FC1's epilogue, no host sync (the MoE block "
+                    "can be graphed)"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.fused_moe_mlp = v.as_bool(); },
+         [](const Scenario& s) -> json { return s.lowering.software.fused_moe_mlp; }}),
+    row({.pointer = "/software/moe_a2a_overlap",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the preset's",
+         .meaning = "expert-parallel all-to-alls overlap compute (Megatron-Core's "
+                    "moe_a2a_overlap): each MoE block's all-to-alls run beside its compute, "
+                    "slowing it while they hold SMs"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.moe_a2a_overlap = v.as_bool(); },
+         [](const Scenario& s) -> json { return s.lowering.software.moe_a2a_overlap; }}),
     row({.pointer = "/software/eager_elementwise",
          .kind = SettingKind::boolean,
          .type = "boolean",

@@ -201,6 +201,8 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     software["cuda_graph_moe_router"] = recipe->graph_moe_router;
     software["moe_dispatcher"] = recipe->deepep ? "deepep" : "alltoall";
     if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
+    if (recipe->fused_moe_mlp) software["fused_moe_mlp"] = true;
+    if (recipe->a2a_overlap) software["moe_a2a_overlap"] = true;
     // A misprint is a fact of one release's table; a later release that falls back on these
     // rows printed its own plan.
     if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)

@@ -32,7 +32,34 @@ constexpr std::string_view k2511_ep =
     "(GPT_OSS_120B_B200_BF16_BASE_CONFIG: expert_model_parallel_size=64); the 26.02 "
     "performance summary prints EP 64 for this run's plan";
 
+// 26.06: scripts/performance/configs/<family>/*_workload_base_configs.py at v0.5.0
+// (2026-06-16), the MXFP8 presets on GB200, GB300 and B300: cuda_graph_impl full_iteration,
+// moe_a2a_overlap, cutedsl_fused_grouped_mlp, HybridEP (modelled as all-to-all) and, except
+// DeepSeek-V3 on GB200, fp8_dot_product_attention (not modelled). Qwen3-30B-A3B on H100 runs
+// HybridEP without overlap or graphs.
+constexpr std::string_view k2606 =
+    "Megatron-Bridge v0.5.0 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
+    "*_workload_base_configs.py (cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp)";
+// 25.11's moe_a2a_overlap: the same v0.2.0 files set it for Qwen3-235B-A22B on B200 and H100,
+// Qwen3-30B-A3B and DeepSeek-V3 on H100.
+
 using G = CudaGraphs;
+/// A 26.06 fused-MoE MXFP8 row: full-iteration graphs, overlapped all-to-alls, fused MLP.
+constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view system) {
+  return BridgeRecipe{.version = "26.06",
+                      .model = model,
+                      .system = system,
+                      .precision = "mxfp8",
+                      .cuda_graphs = G::full,
+                      .source = k2606,
+                      .fused_moe_mlp = true,
+                      .a2a_overlap = true};
+}
+/// A row with overlapped all-to-alls.
+constexpr BridgeRecipe overlapped_a2a(BridgeRecipe r) {
+  r.a2a_overlap = true;
+  return r;
+}
 constexpr std::array kRecipes = {
     // version, model, system, precision, graphs, router graphs, capacity, deepep, EP, source
     BridgeRecipe{"25.09", "qwen330ba3b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
@@ -45,20 +72,25 @@ constexpr std::array kRecipes = {
     BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, false, 0, k2509},
     BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
     BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
+    overlapped_a2a(BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0,
+                                false, 0, k2511}),
+    overlapped_a2a(
+        BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511}),
     BridgeRecipe{"25.11", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, false, 0, k2511},
     BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "mxfp8", G::none, true, 0.0, false, 0,
                  k2511},
     BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
     BridgeRecipe{"25.11", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
+    overlapped_a2a(BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0,
+                                false, 0, k2511}),
+    overlapped_a2a(BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0,
+                                false, 0, k2511}),
     BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
     BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2511},
+    overlapped_a2a(
+        BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2511}),
     BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
     BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, 0, k2511},
     BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
@@ -68,6 +100,16 @@ constexpr std::array kRecipes = {
     BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, 0, k2511},
     BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
+    fused_2606("qwen330ba3b", "gb200-nvl72"),
+    fused_2606("qwen330ba3b", "gb300-nvl72"),
+    fused_2606("qwen330ba3b", "dgx-b300"),
+    BridgeRecipe{"26.06", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2606},
+    fused_2606("qwen3235ba22b", "gb200-nvl72"),
+    fused_2606("qwen3235ba22b", "gb300-nvl72"),
+    fused_2606("deepseekv3", "gb200-nvl72"),
+    fused_2606("deepseekv3", "gb300-nvl72"),
+    fused_2606("gptoss120b", "gb200-nvl72"),
+    fused_2606("gptoss120b", "gb300-nvl72"),
 };
 
 }  // namespace
@@ -83,22 +125,19 @@ std::string model_name_key(std::string_view name) {
 
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision) {
-  // A release without recipes of its own ran those of the newest release before it that has some
-  // ("YY.MM" compares in time order; a later scripts release keeps what it does not change).
-  std::string_view release;
-  for (const BridgeRecipe& r : kRecipes) {
-    if (r.version <= version && r.version > release) release = r.version;
-  }
-  if (release.empty()) return nullptr;
+  // The newest release up to `version` with a row for the run ("YY.MM[.NN]" compares in time
+  // order); within a release the first match wins: a precision-specific row comes before its
+  // system's catch-all.
   const std::string wanted = model_name_key(model_name);
-  // The first match wins: a precision-specific row comes before its system's catch-all.
+  const BridgeRecipe* best = nullptr;
   for (const BridgeRecipe& r : kRecipes) {
-    if (r.version == release && r.system == system && wanted.starts_with(r.model) &&
-        (r.precision.empty() || r.precision == precision)) {
-      return &r;
+    if (r.version <= version && r.system == system && wanted.starts_with(r.model) &&
+        (r.precision.empty() || r.precision == precision) &&
+        (best == nullptr || r.version > best->version)) {
+      best = &r;
     }
   }
-  return nullptr;
+  return best;
 }
 
 }  // namespace fabricsim::models

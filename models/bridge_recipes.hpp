@@ -25,6 +25,8 @@ struct BridgeRecipe {
   /// Expert parallelism the scripts ran where the summary's table prints another; 0: as printed.
   int expert_parallel = 0;
   std::string_view source;
+  bool fused_moe_mlp = false;  ///< cutedsl_fused_grouped_mlp (SoftwareStack::fused_moe_mlp)
+  bool a2a_overlap = false;    ///< moe_a2a_overlap (SoftwareStack::moe_a2a_overlap)
 };
 
 /// A model name's letters and digits, lower case: how names from different sources compare
@@ -32,8 +34,8 @@ struct BridgeRecipe {
 std::string model_name_key(std::string_view name);
 
 /// The recipe of Megatron-Bridge `version` for the model named `model_name` (compared on letters
-/// and digits) on `system` at `precision`; a release without recipes here takes the newest
-/// earlier release's; nullptr when the scripts have none.
+/// and digits) on `system` at `precision`: the row of the newest release up to `version` that
+/// has one (a later release keeps what its scripts do not change); nullptr when none has.
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision);
 

@@ -38,4 +38,19 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("25.07", "Qwen3-30B-A3B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Llama 3 70B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-a100-80gb", "bf16") == nullptr);
+  // 26.06's MXFP8 presets on NVL72 racks run the sync-free fused MoE stack; its other
+  // precisions there keep the newest earlier row.
+  const BridgeRecipe* fused = bridge_recipe("26.06.01", "Qwen3-30B-A3B", "gb200-nvl72", "mxfp8");
+  REQUIRE(fused != nullptr);
+  CHECK(fused->version == "26.06");
+  CHECK(fused->fused_moe_mlp);
+  CHECK(fused->a2a_overlap);
+  CHECK(fused->cuda_graphs == CudaGraphs::full);
+  CHECK(bridge_recipe("26.06", "Qwen3-30B-A3B", "gb200-nvl72", "bf16") ==
+        bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "bf16"));
+  // 25.11 overlaps the all-to-alls where its scripts set moe_a2a_overlap.
+  CHECK(bridge_recipe("25.11", "Qwen3-235B-A22B", "dgx-h100", "fp8")->a2a_overlap);
+  CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-h100", "bf16")->a2a_overlap);
+  CHECK_FALSE(bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "mxfp8")->a2a_overlap);
+  CHECK_FALSE(bridge_recipe("26.06", "Qwen3-30B-A3B", "dgx-h100", "fp8")->a2a_overlap);
 }

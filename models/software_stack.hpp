@@ -91,6 +91,18 @@ struct SoftwareStack {
   /// Dropless MoE dispatch copies the per-expert token counts to the host once per MoE layer
   /// (Megatron-Core's alltoall dispatcher), so the host cannot run ahead of the GPU there.
   bool moe_host_sync = true;
+  /// The experts' MLP as cuDNN's CuTe DSL fused grouped kernels (Megatron-Core's
+  /// cutedsl_fused_grouped_mlp): each expert GEMM one kernel over the local experts, whose token
+  /// counts stay on the GPU (sync-free: no host sync, the block can be captured in a CUDA graph),
+  /// with the GLU activation (clamp, bias, routing probability) and the quantization of FC2's
+  /// input in FC1's epilogue, and their backward in FC2's dgrad epilogue (NVIDIA technical blog
+  /// "Boosting MoE Training Throughput with Advanced Fusion Kernels", 2026-06-15).
+  bool fused_moe_mlp = false;
+  /// Expert-parallel all-to-alls run beside compute (Megatron-Core's moe_a2a_overlap, which pairs
+  /// one micro-batch's forward with another's backward so each one's all-to-alls hide behind the
+  /// other's compute): modelled as each MoE block's all-to-alls overlapping the block's own
+  /// compute, which they slow while they hold SMs.
+  bool moe_a2a_overlap = false;
   /// FP8 with per-tensor current scaling instead of delayed scaling (amax history); the recipe
   /// itself is models/precision_recipe.
   bool fp8_current_scaling = false;

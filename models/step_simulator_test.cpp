@@ -20,6 +20,7 @@ struct Setup {
   TransformerConfig model;
   ParallelPlan plan;
   TrainingConfig training;
+  SoftwareStack software = default_software();
 };
 
 /// llama2-7b cut to `layers` layers (the step's structure, at a fraction of the events).
@@ -38,7 +39,9 @@ Setup llama(int layers, int tp, int pp, int dp, int global_batch) {
 Workload workload_of(const Setup& s) {
   const topologies::GpuSpec& gpu = *topologies::find_gpu(topologies::find_system(s.system)->gpu);
   validate_plan(s.plan, s.training, s.model, s.gpus, "test", "/parallelism");
-  return build_workload(s.model, s.plan, s.training, gpu, default_compute_profile(gpu));
+  LoweringOptions options;
+  options.software = s.software;
+  return build_workload(s.model, s.plan, s.training, gpu, default_compute_profile(gpu), options);
 }
 
 StepResult simulate(const Setup& s, const StepOptions& options) {
@@ -290,7 +293,8 @@ struct GridCase {
   bool sends_contend = false;
 };
 
-/// Plans covering DP, CP, EP (MoE), ZeRO-3 and interleaved PP on one GB200 NVL72 domain, chosen
+/// Plans covering DP, CP, EP (MoE, blocking and overlapped), ZeRO-3 and interleaved PP on one
+/// GB200 NVL72 domain, chosen
 /// so that nothing contends: every group sits inside one NVLink domain (no two groups share a
 /// link), data-parallel traffic without overlap runs while the compute stream is idle, ZeRO-3's
 /// gathers run without TP (the only other traffic of the step would share the GPU's NVLink
@@ -310,6 +314,11 @@ std::vector<GridCase> uncontended_grid() {
   cp.plan.cp = 2;
   add("TP2 CP2 DP2", cp);
   add("MoE TP1 DP4 EP2", mixtral(2, 1, 4, 2, 8));
+  Setup overlapped = mixtral(2, 1, 4, 2, 8);
+  overlapped.software.moe_a2a_overlap = true;
+  overlapped.software.fused_moe_mlp = true;
+  overlapped.software.grouped_gemm = GroupedGemmKernel::fused;
+  add("MoE EP2, all-to-alls overlapped, fused MLP", overlapped);
   Setup zero3 = llama(4, 1, 1, 4, 8);
   zero3.plan.zero = 3;
   add("TP1 DP4 ZeRO-3", zero3);

@@ -120,27 +120,48 @@ class ProgramBuilder {
     w.bytes = sim::Bytes::of(bytes);
     program_.ops.push_back(w);
   }
-  /// Starts a collective that overlaps the compute ops `body` adds; they run slower by
-  /// `contention` (a fraction) while it holds SMs.
-  template <class Body>
-  void overlapped(GroupKind group, CollectiveOp op, double bytes, double contention, Body body) {
+  /// Starts a collective and carries on; returns the slot that wait() joins.
+  int start(GroupKind group, CollectiveOp op, double bytes) {
     WorkOp start;
     start.kind = WorkOp::Kind::comm_start;
     start.name = "comm";
     start.group = group;
     start.op = op;
     start.bytes = sim::Bytes::of(bytes);
-    start.slot = next_slot_;
+    start.slot = next_slot_++;
     program_.ops.push_back(start);
-    const double saved = contended_;
-    contended_ = contention;
-    body();
-    contended_ = saved;
+    return start.slot;
+  }
+  /// start() for DeepEP's dispatch or combine (see moe_comm).
+  int start_moe(const WorkOp::MoeTokens& moe, double bytes) {
+    const int slot = start(GroupKind::ep, CollectiveOp::alltoall, bytes);
+    program_.ops.back().moe = moe;
+    return slot;
+  }
+  /// The compute stream waits for the collective started in `slot`.
+  void wait(int slot) {
     WorkOp wait;
     wait.kind = WorkOp::Kind::comm_wait;
     wait.name = "wait";
-    wait.slot = next_slot_++;
+    wait.slot = slot;
     program_.ops.push_back(wait);
+  }
+  /// Compute ops added from here run slower by `contention` (a fraction): collectives in flight
+  /// hold SMs. Returns the contention it replaces.
+  double contend(double contention) {
+    const double saved = contended_;
+    contended_ = contention;
+    return saved;
+  }
+  /// Starts a collective that overlaps the compute ops `body` adds; they run slower by
+  /// `contention` (a fraction) while it holds SMs.
+  template <class Body>
+  void overlapped(GroupKind group, CollectiveOp op, double bytes, double contention, Body body) {
+    const int slot = start(group, op, bytes);
+    const double saved = contend(contention);
+    body();
+    contend(saved);
+    wait(slot);
   }
   void marker(WorkOp::Kind kind, int bucket) {
     WorkOp w;
@@ -703,7 +724,9 @@ struct LayerEmitter {
     // the block can be captured in a CUDA graph. Dropless routing cannot, nor DeepEP's normal
     // kernels, whose host waits for the received token counts.
     const bool static_shapes = e.capacity_factor > 0 && !software.deepep;
-    const bool block_graphed = static_shapes && software.cuda_graphs == CudaGraphs::full;
+    // The fused grouped MLP keeps the token counts on the GPU: no host sync, graphable.
+    const bool sync_free = static_shapes || (software.fused_moe_mlp && !software.deepep);
+    const bool block_graphed = sync_free && software.cuda_graphs == CudaGraphs::full;
     b.graphed(block_graphed);
     // Graphs over the router and the dispatcher's preprocessing (its permutation) replay those
     // kernels, forward and backward, whatever the block's shapes.
@@ -725,13 +748,35 @@ struct LayerEmitter {
     // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
     // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
     // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
+    // Overlapped (moe_a2a_overlap), the all-to-alls run beside the rest of the block, whose
+    // compute they slow while their channels hold SMs, and the block ends when they are done.
+    const bool a2a_overlap = software.moe_a2a_overlap && s.ep > 1;
+    std::vector<int> in_flight;
+    double outer_contention = 0;
     auto ep_comm = [&](bool combine, bool fp8) {
       if (s.ep <= 1) return;
+      const WorkOp::MoeTokens tokens{Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8,
+                                     combine};
+      if (a2a_overlap) {
+        if (in_flight.empty()) outer_contention = b.contend(slowdown);
+        for (const int slot : in_flight)
+          b.wait(slot);
+        in_flight.clear();
+        in_flight.push_back(software.deepep ? b.start_moe(tokens, a2a)
+                                            : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a));
+        return;
+      }
       if (!software.deepep) {
         b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
         return;
       }
-      b.moe_comm({Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8, combine}, a2a);
+      b.moe_comm(tokens, a2a);
+    };
+    auto join = [&] {
+      if (in_flight.empty()) return;
+      b.contend(outer_contention);
+      for (const int slot : in_flight)
+        b.wait(slot);
     };
     const bool fp8_dispatch = quantized;
     // Megatron-Core's alltoall dispatcher receives tokens grouped by source rank and sorts them
@@ -797,14 +842,16 @@ struct LayerEmitter {
       });
       // The dropless dispatcher copies the per-expert token counts to the host (the grouped
       // GEMM's splits), so the host waits for the GPU once per MoE layer.
-      if (software.moe_host_sync && !static_shapes) b.host_sync();
+      if (software.moe_host_sync && !sync_free) b.host_sync();
       ep_comm(false, fp8_dispatch);
       sort_chunks("permute_local");
       quantize_experts(b, TensorRole::activation, routed * h, local_experts);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
-      glu_clamp("act_clamp");
-      b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-      quantize_experts(b, TensorRole::activation, routed * e.expert_ffn, local_experts);
+      if (!software.fused_moe_mlp) {
+        glu_clamp("act_clamp");
+        b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+        quantize_experts(b, TensorRole::activation, routed * e.expert_ffn, local_experts);
+      }
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       expert_bias("expert_bias");
       sort_chunks("unpermute_local");
@@ -812,6 +859,7 @@ struct LayerEmitter {
       b.kernels(kUnpermuteKernels);
       permutation("unpermute", Tr * e.top_k);
       shared_gemms(false);
+      join();
       return;
     }
     shared_gemms(true);
@@ -824,9 +872,11 @@ struct LayerEmitter {
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
-    b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-    glu_clamp("act_clamp_bwd");
-    quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
+    if (!software.fused_moe_mlp) {
+      b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+      glu_clamp("act_clamp_bwd");
+      quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
+    }
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
@@ -839,6 +889,7 @@ struct LayerEmitter {
       b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
       if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
     });
+    join();
   }
 
   void backward(ProgramBuilder& b, int layer) const {

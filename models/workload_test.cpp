@@ -1193,3 +1193,89 @@ TEST_CASE("graphs over the MoE router replay its kernels without host launches",
   // The experts stay eager: after the dropless dispatcher's host sync the host launches each.
   CHECK(op(true, false, "expert_fc1") >= 15);
 }
+
+TEST_CASE("the fused MoE MLP: no activation pass, no host sync, graphable when dropless",
+          "[workload][moe]") {
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.seq_len = 1024;
+  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  REQUIRE(moe.model.moe->capacity_factor == 0);  // dropless
+  ComputeProfile slow_host = default_compute_profile(h100());
+  slow_host.kernel_launch = sim::Time::from_us(400);
+  auto forward = [&](const LoweringOptions& o) {
+    return build_workload(moe.model, moe.plan, moe.training, h100(), slow_host, o)
+        .stages[0]
+        .chunks[0]
+        .forward;
+  };
+  LoweringOptions plain;
+  plain.software.grouped_gemm = GroupedGemmKernel::fused;
+  LoweringOptions fused = plain;
+  fused.software.fused_moe_mlp = true;
+  // The GLU activation runs in FC1's epilogue: the forward loses its activation pass.
+  CHECK(count_ops(forward(plain), named("act")) == moe.model.layers);
+  CHECK(count_ops(forward(fused), named("act")) == 0);
+  // Sync-free: the host runs ahead as it would without the dispatcher's sync.
+  LoweringOptions no_sync = plain;
+  no_sync.software.moe_host_sync = false;
+  const sim::Time act_launch_saved = find_op(forward(plain), "act").overhead;
+  CHECK(host_wait(forward(fused), slow_host) < host_wait(forward(plain), slow_host));
+  CHECK(host_wait(forward(fused), slow_host) <= host_wait(forward(no_sync), slow_host));
+  CHECK(act_launch_saved > sim::Time::zero());
+  // Full CUDA graphs capture the dropless block once it is sync-free.
+  LoweringOptions graphs = fused;
+  graphs.software.cuda_graphs = CudaGraphs::full;
+  LoweringOptions plain_graphs = plain;
+  plain_graphs.software.cuda_graphs = CudaGraphs::full;
+  CHECK(find_op(forward(graphs), "expert_fc1").overhead == slow_host.kernel_gap);
+  CHECK(find_op(forward(plain_graphs), "expert_fc1").overhead > slow_host.kernel_gap);
+}
+
+TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, which they slow",
+          "[workload][moe]") {
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.seq_len = 1024;
+  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile profile = default_compute_profile(h100());
+  auto chunk = [&](bool overlap) {
+    LoweringOptions o;
+    o.software.moe_a2a_overlap = overlap;
+    return build_workload(moe.model, moe.plan, moe.training, h100(), profile, o)
+        .stages[0]
+        .chunks[0];
+  };
+  const ChunkWork blocking = chunk(false), overlapped = chunk(true);
+  for (const bool backward : {false, true}) {
+    INFO((backward ? "backward" : "forward"));
+    const PassProgram& b = backward ? blocking.backward : blocking.forward;
+    const PassProgram& o = backward ? overlapped.backward : overlapped.forward;
+    const auto ep_blocking = [](const WorkOp& op) {
+      return op.kind == WorkOp::Kind::comm && op.group == GroupKind::ep;
+    };
+    const auto ep_started = [](const WorkOp& op) {
+      return op.kind == WorkOp::Kind::comm_start && op.group == GroupKind::ep;
+    };
+    const int a2a = count_ops(b, ep_blocking);
+    REQUIRE(a2a == 2 * moe.model.layers);  // dispatch and combine per layer
+    CHECK(count_ops(o, ep_blocking) == 0);
+    CHECK(count_ops(o, ep_started) == a2a);
+    // Each all-to-all is joined before the next one starts and by the end of its block.
+    int open = 0;
+    for (const WorkOp& op : o.ops) {
+      if (ep_started(op)) {
+        CHECK(open == 0);
+        ++open;
+      }
+      if (op.kind == WorkOp::Kind::comm_wait) --open;
+    }
+    CHECK(open == 0);
+    // The compute beside them runs slower by the SMs their channels hold.
+    CHECK(o.compute > b.compute);
+    CHECK(find_op(o, backward ? "expert_fc2_dgrad" : "expert_fc1").duration >
+          find_op(b, backward ? "expert_fc2_dgrad" : "expert_fc1").duration);
+    const char* attention = backward ? "attn_bwd" : "attn";
+    CHECK(find_op(o, attention).duration == find_op(b, attention).duration);
+  }
+}
