@@ -87,6 +87,16 @@ double layer_matmul_weights(const TransformerConfig& m) {
   return p.attention + p.mlp_dense + p.mlp_experts + p.router;
 }
 
+/// Mixtral 8x7B on eight GPUs with EP 8, 1,024-token sequences: dropless routing, one local
+/// expert per GPU.
+Case dropless_ep8() {
+  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
+  moe.plan.ep = 8;
+  moe.training.seq_len = 1024;
+  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  return moe;
+}
+
 }  // namespace
 
 TEST_CASE("tokens and micro-batches per step", "[workload]") {
@@ -565,10 +575,7 @@ TEST_CASE("host issue time: MoE routing kernels show when the host syncs and fal
 
 TEST_CASE("drop-and-pad routing has static shapes: no host sync, and full CUDA graphs capture it",
           "[workload][moe]") {
-  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
-  moe.plan.ep = 8;
-  moe.training.seq_len = 1024;
-  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  Case moe = dropless_ep8();
   REQUIRE(moe.model.moe->capacity_factor == 0);  // the preset is dropless
   ComputeProfile slow_host = default_compute_profile(h100());
   slow_host.kernel_launch = sim::Time::from_us(400);
@@ -1196,10 +1203,7 @@ TEST_CASE("graphs over the MoE router replay its kernels without host launches",
 
 TEST_CASE("the fused MoE MLP: no activation pass, no host sync, graphable when dropless",
           "[workload][moe]") {
-  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
-  moe.plan.ep = 8;
-  moe.training.seq_len = 1024;
-  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  Case moe = dropless_ep8();
   REQUIRE(moe.model.moe->capacity_factor == 0);  // dropless
   ComputeProfile slow_host = default_compute_profile(h100());
   slow_host.kernel_launch = sim::Time::from_us(400);
@@ -1234,10 +1238,7 @@ TEST_CASE("the fused MoE MLP: no activation pass, no host sync, graphable when d
 
 TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, which they slow",
           "[workload][moe]") {
-  Case moe = make_case("mixtral-8x7b", 1, 1, 8, 64);
-  moe.plan.ep = 8;
-  moe.training.seq_len = 1024;
-  validate_plan(moe.plan, moe.training, moe.model, moe.plan.gpus(), "test", "/parallelism");
+  Case moe = dropless_ep8();
   const ComputeProfile profile = default_compute_profile(h100());
   auto chunk = [&](bool overlap) {
     LoweringOptions o;
