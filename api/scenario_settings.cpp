@@ -692,8 +692,8 @@ constexpr Setting kSettings[] = {
          .type = "boolean",
          .fallback = "the preset's",
          .meaning = "expert-parallel all-to-alls overlap compute (Megatron-Core's "
-                    "moe_a2a_overlap): each MoE block's all-to-alls run beside its compute, "
-                    "slowing it while they hold SMs"},
+                    "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
+                    "the next one, slowing it while it holds SMs"},
         {[](const JsonValue& v, SettingTarget& t) { t.software.moe_a2a_overlap = v.as_bool(); },
          [](const Scenario& s) -> json { return s.lowering.software.moe_a2a_overlap; }}),
     row({.pointer = "/software/eager_elementwise",

@@ -100,8 +100,8 @@ struct SoftwareStack {
   bool fused_moe_mlp = false;
   /// Expert-parallel all-to-alls run beside compute (Megatron-Core's moe_a2a_overlap, which pairs
   /// one micro-batch's forward with another's backward so each one's all-to-alls hide behind the
-  /// other's compute): modelled as each MoE block's all-to-alls overlapping the block's own
-  /// compute, which they slow while they hold SMs.
+  /// other's compute): modelled as each all-to-all running beside the block's compute up to the
+  /// next one, which it slows while it holds SMs.
   bool moe_a2a_overlap = false;
   /// FP8 with per-tensor current scaling instead of delayed scaling (amax history); the recipe
   /// itself is models/precision_recipe.

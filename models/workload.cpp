@@ -748,8 +748,9 @@ struct LayerEmitter {
     // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
     // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
     // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
-    // Overlapped (moe_a2a_overlap), the all-to-alls run beside the rest of the block, whose
-    // compute they slow while their channels hold SMs, and the block ends when they are done.
+    // Overlapped (moe_a2a_overlap), each all-to-all runs beside the compute up to the next one
+    // (about the sub-module Megatron pairs it with), which it slows while its channels hold SMs;
+    // it is joined before the next starts, and the last by the end of the block.
     const bool a2a_overlap = software.moe_a2a_overlap && s.ep > 1;
     std::vector<int> in_flight;
     double outer_contention = 0;
