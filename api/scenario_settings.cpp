@@ -394,6 +394,24 @@ constexpr Setting kSettings[] = {
          .flag = "--recompute-layers N",
          .help = "Layers per model chunk that recompute fully"},
         natural_field([](auto& s) { return &s.plan.recompute_layers; })),
+    row({.pointer = "/parallelism/recompute_modules",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "none",
+         .meaning = "modules the layers that do not recompute fully rerun in backward instead of "
+                    "keeping their outputs (Megatron-Core's recompute_modules under selective "
+                    "recomputation), comma-separated: `layernorm`, `moe_act`, `mla_up_proj`, "
+                    "`mlp` (`core_attn` is accepted, a no-op under fused attention)"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           std::string error;
+           const auto modules = models::parse_recompute_modules(v.as_string(), &error);
+           if (!modules) v.fail_message(error);
+           t.scenario.plan.recompute_modules = *modules;
+         },
+         [](const Scenario& s) -> json {
+           if (s.plan.recompute_modules == 0) return json();
+           return models::recompute_modules_text(s.plan.recompute_modules);
+         }}),
     row({.pointer = "/parallelism/offload_layers",
          .kind = SettingKind::natural,
          .type = "non-negative integer",

@@ -203,6 +203,8 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
     if (recipe->fused_moe_mlp) software["fused_moe_mlp"] = true;
     if (recipe->a2a_overlap) software["moe_a2a_overlap"] = true;
+    if (!recipe->recompute_modules.empty())
+      parallelism["recompute_modules"] = std::string(recipe->recompute_modules);
     // A misprint is a fact of one release's table; a later release that falls back on these
     // rows printed its own plan.
     if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)

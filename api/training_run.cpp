@@ -19,8 +19,21 @@ double recompute_flops(const models::TransformerConfig& model_in, const models::
   // A layer that recomputes fully runs its forward twice (the logits are not recomputed); the
   // others recompute their attention scores under selective recomputation, nothing otherwise.
   const double full = (f.dense_matmul - f.logits + f.attention_scores) * tokens;
-  const double rest =
-      plan.recompute == models::Recompute::selective ? f.attention_scores * tokens : 0.0;
+  double rest = plan.recompute == models::Recompute::selective ? f.attention_scores * tokens : 0.0;
+  // Recomputed modules rerun their GEMMs: MLA's up projections, a dense layer's FC1.
+  const double layers = model.layers;
+  if (model.mla && plan.recomputes(models::RecomputeModule::mla_up_proj)) {
+    const models::MlaConfig& a = *model.mla;
+    const double heads = model.heads;
+    const double q_up = a.q_lora_rank * heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    const double kv_up = a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim);
+    rest += 2.0 * (q_up + kv_up) * layers * tokens;
+  }
+  if (plan.recomputes(models::RecomputeModule::mlp)) {
+    const double dense = layers - (model.moe ? models::moe_layer_count(model) : 0.0);
+    const double gate = models::is_gated(model.mlp) ? 2.0 : 1.0;
+    rest += 2.0 * model.hidden * gate * model.ffn * dense * tokens;
+  }
   const double share = models::fully_recomputed_share(workload, plan);
   return share * full + (1 - share) * rest;
 }

@@ -41,7 +41,10 @@ constexpr std::string_view k2606 =
     "Megatron-Bridge v0.5.0 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
     "*_workload_base_configs.py (cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp)";
 // 25.11's moe_a2a_overlap: the same v0.2.0 files set it for Qwen3-235B-A22B on B200 and H100,
-// Qwen3-30B-A3B and DeepSeek-V3 on H100.
+// Qwen3-30B-A3B and DeepSeek-V3 on H100. Their recompute_modules: DeepSeek-V3 mla_up_proj
+// (GB200, B200; with mlp on H100; moe_act on GB300), GPT-OSS 120B layernorm and moe_act (H100,
+// B200, GB200); 25.09's run_script.py sets DeepSeek-V3's to mla_up_proj and mlp on H100, with
+// moe_act on GB200.
 
 using G = CudaGraphs;
 /// A 26.06 fused-MoE MXFP8 row: full-iteration graphs, overlapped all-to-alls, fused MLP.
@@ -54,6 +57,11 @@ constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view syste
                       .source = k2606,
                       .fused_moe_mlp = true,
                       .a2a_overlap = true};
+}
+/// A row whose layers also recompute `names` (recompute_modules).
+constexpr BridgeRecipe modules(BridgeRecipe r, std::string_view names) {
+  r.recompute_modules = names;
+  return r;
 }
 /// A row with overlapped all-to-alls.
 constexpr BridgeRecipe overlapped_a2a(BridgeRecipe r) {
@@ -68,10 +76,14 @@ constexpr std::array kRecipes = {
     BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
     BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-b200", "", G::none, false, 1.0, false, 0, k2509},
     BridgeRecipe{"25.09", "qwen3235ba22b", "gb200-nvl72", "", G::full, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2509},
+    modules(
+        BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2509},
+        "mla_up_proj,mlp"),
     BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, false, 0, k2509},
     BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, 0, k2509},
+    modules(BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, 0,
+                         k2509},
+            "mla_up_proj,mlp,moe_act"),
     overlapped_a2a(BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0,
                                 false, 0, k2511}),
     overlapped_a2a(
@@ -89,15 +101,27 @@ constexpr std::array kRecipes = {
     BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
     BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
-    overlapped_a2a(
-        BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2511}),
-    BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
-                 k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, false, 64, k2511_ep},
-    BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, 0, k2511},
+    modules(overlapped_a2a(BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0,
+                                        true, 0, k2511}),
+            "mla_up_proj,mlp"),
+    modules(
+        BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
+        "mla_up_proj"),
+    modules(
+        BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, 0, k2511},
+        "mla_up_proj"),
+    modules(BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false,
+                         0, k2511},
+            "moe_act"),
+    modules(
+        BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
+        "layernorm,moe_act"),
+    modules(BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, false, 64,
+                         k2511_ep},
+            "layernorm,moe_act"),
+    modules(BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, 0,
+                         k2511},
+            "layernorm,moe_act"),
     BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
     fused_2606("qwen330ba3b", "gb200-nvl72"),

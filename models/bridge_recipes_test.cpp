@@ -53,4 +53,12 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-h100", "bf16")->a2a_overlap);
   CHECK_FALSE(bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "mxfp8")->a2a_overlap);
   CHECK_FALSE(bridge_recipe("26.06", "Qwen3-30B-A3B", "dgx-h100", "fp8")->a2a_overlap);
+  // Recomputed modules as the scripts set them.
+  CHECK(bridge_recipe("25.11", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->recompute_modules ==
+        "mla_up_proj");
+  CHECK(bridge_recipe("25.09", "DeepSeek-V3", "dgx-h100", "fp8")->recompute_modules ==
+        "mla_up_proj,mlp");
+  CHECK(bridge_recipe("25.11", "GPT-OSS 120B", "dgx-h100", "bf16")->recompute_modules ==
+        "layernorm,moe_act");
+  CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-b200", "mxfp8")->recompute_modules.empty());
 }

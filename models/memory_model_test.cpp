@@ -256,6 +256,41 @@ TEST_CASE("a low-precision recipe keeps its GEMM inputs quantized for the weight
   CHECK(activations(Precision::fp8) - bf16 == Approx(l * per_byte).epsilon(1e-12));
 }
 
+TEST_CASE("recomputed modules drop their outputs and rerun their forward in backward", "[memory]") {
+  // Llama 2 7B, TP1, one micro-batch of T tokens in flight; per layer in BF16 the norms'
+  // outputs (the QKV and FC1 inputs) are 2Th, the MLP's fc1 and activation outputs 3 T ffn.
+  const TransformerConfig model = *find_model("llama2-7b");
+  const double T = model.seq_len, h = model.hidden, l = model.layers, f = model.ffn;
+  const auto run = [](Precision p, uint8_t modules, Workload* w) {
+    Case c = llama7b(1, 1, 8);
+    c.training.precision = p;
+    c.plan.recompute_modules = modules;
+    return report(c, w).stages[0].activations;
+  };
+  const auto bit = [](RecomputeModule m) { return static_cast<uint8_t>(m); };
+  Workload plain, norms, mlp;
+  const double base = run(Precision::bf16, 0, &plain);
+  CHECK(base - run(Precision::bf16, bit(RecomputeModule::layernorm), &norms) ==
+        Approx(l * 2 * 2 * T * h).epsilon(1e-12));
+  CHECK(base - run(Precision::bf16, bit(RecomputeModule::mlp), &mlp) ==
+        Approx(l * 2 * 3 * T * f).epsilon(1e-12));
+  // Under FP8 the QKV and FC1 GEMMs keep their own quantized copies of the norms' outputs.
+  CHECK(run(Precision::fp8, bit(RecomputeModule::layernorm), nullptr) ==
+        run(Precision::fp8, 0, nullptr));
+  // The backward reruns the norms, or the FC1 GEMM and the activation, before the layer's own.
+  const auto count = [](const Workload& w, std::string_view name) {
+    int n = 0;
+    for (const WorkOp& op : w.stages[0].chunks[0].backward.ops)
+      n += op.kind == WorkOp::Kind::compute && name == op.name;
+    return n;
+  };
+  CHECK(count(plain, "norm_recompute") == 0);
+  CHECK(count(norms, "norm_recompute") == 2 * model.layers);
+  CHECK(count(mlp, "fc1_recompute") == model.layers);
+  CHECK(norms.stages[0].chunks[0].backward.compute > plain.stages[0].chunks[0].backward.compute);
+  CHECK(norms.stages[0].chunks[0].forward.compute == plain.stages[0].chunks[0].forward.compute);
+}
+
 TEST_CASE("1F1B keeps pp - stage micro-batches in flight", "[memory][pipeline]") {
   // PP4 with 8 micro-batches: stage 0 holds 4 micro-batches at its peak, the last stage 1.
   Case c = llama7b(1, 4, 2, 8);

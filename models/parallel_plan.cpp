@@ -3,12 +3,62 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <sstream>
+#include <utility>
 
 #include "sim/input_error.hpp"
 
 namespace fabricsim::models {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, RecomputeModule>, 4> kRecomputeModules = {{
+    {"layernorm", RecomputeModule::layernorm},
+    {"moe_act", RecomputeModule::moe_act},
+    {"mla_up_proj", RecomputeModule::mla_up_proj},
+    {"mlp", RecomputeModule::mlp},
+}};
+
+}  // namespace
+
+std::optional<uint8_t> parse_recompute_modules(std::string_view text, std::string* error) {
+  uint8_t out = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view name = text.substr(0, comma);
+    while (!name.empty() && name.front() == ' ')
+      name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ')
+      name.remove_suffix(1);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (name == "core_attn") continue;
+    const auto* it = std::find_if(kRecomputeModules.begin(), kRecomputeModules.end(),
+                                  [&](const auto& m) { return m.first == name; });
+    if (it == kRecomputeModules.end()) {
+      if (error != nullptr) {
+        *error = fmt::format(
+            "unknown recompute module \"{}\" (expected layernorm, moe_act, mla_up_proj, mlp or "
+            "core_attn, comma-separated)",
+            name);
+      }
+      return std::nullopt;
+    }
+    out |= static_cast<uint8_t>(it->second);
+  }
+  return out;
+}
+
+std::string recompute_modules_text(uint8_t modules) {
+  std::string out;
+  for (const auto& [name, bit] : kRecomputeModules) {
+    if ((modules & static_cast<uint8_t>(bit)) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
+}
 
 std::string_view to_string(Recompute r) {
   switch (r) {

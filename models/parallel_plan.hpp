@@ -27,6 +27,21 @@ enum class GroupKind : uint8_t { tp, cp, dp, pp, ep, edp };
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(TrainingTask t);
+
+/// Modules Megatron-Core recomputes under selective recomputation (recompute_modules) beyond the
+/// attention core: the module's output is not kept for the backward, which reruns its forward.
+/// A bit set.
+enum class RecomputeModule : uint8_t {
+  layernorm = 1,    ///< the two norms of a layer (their outputs, the QKV and FC1 inputs)
+  moe_act = 2,      ///< the experts' activation (its output, FC2's input)
+  mla_up_proj = 4,  ///< MLA's up projections (the queries, keys and values they make)
+  mlp = 8,          ///< a dense layer's whole MLP (only its input is kept)
+};
+/// The modules named in `text` ("layernorm,moe_act"; Megatron's core_attn, a no-op under fused
+/// attention, is accepted), or nullopt with what is wrong in `error`.
+std::optional<uint8_t> parse_recompute_modules(std::string_view text, std::string* error);
+/// The names of the modules in `modules`, comma-separated, in enum order.
+std::string recompute_modules_text(uint8_t modules);
 std::string_view to_string(ParallelDim d);
 std::string_view to_string(GroupKind g);
 
@@ -44,6 +59,11 @@ struct ParallelPlan {
   /// `recompute` says (Megatron's recompute_num_layers, block method); a chunk with fewer
   /// layers recomputes them all.
   int recompute_layers = 0;
+  /// RecomputeModule bits rerun in backward by the layers that do not recompute fully.
+  uint8_t recompute_modules = 0;
+  bool recomputes(RecomputeModule m) const {
+    return recompute != Recompute::full && (recompute_modules & static_cast<uint8_t>(m)) != 0;
+  }
   /// Of each model chunk's layers (after those recomputed), the next this many keep their
   /// activations in host memory between forward and backward, copied over the GPU's host link
   /// while the neighbouring layers compute (Megatron-Core cpu_offloading_num_layers).

@@ -301,3 +301,22 @@ TEST_CASE("a balanced pipeline may leave the ends to the embedding and the loss,
   p.balanced_pipeline = false;
   CHECK(check_plan(p, training, model, p.gpus()));
 }
+
+TEST_CASE("recompute modules are read by name and written back the same", "[plan]") {
+  std::string error;
+  const auto m = parse_recompute_modules("mla_up_proj, mlp,core_attn", &error);
+  REQUIRE(m);
+  CHECK(*m == (static_cast<uint8_t>(RecomputeModule::mla_up_proj) |
+               static_cast<uint8_t>(RecomputeModule::mlp)));
+  CHECK(recompute_modules_text(*m) == "mla_up_proj,mlp");
+  CHECK(parse_recompute_modules("", &error) == uint8_t{0});
+  CHECK_FALSE(parse_recompute_modules("layernorm,moe", &error));
+  CHECK_THAT(error, Catch::Contains("unknown recompute module \"moe\""));
+  // Full recomputation reruns everything: no module is recomputed on its own.
+  ParallelPlan p;
+  p.recompute_modules = *m;
+  CHECK(p.recomputes(RecomputeModule::mlp));
+  CHECK_FALSE(p.recomputes(RecomputeModule::layernorm));
+  p.recompute = Recompute::full;
+  CHECK_FALSE(p.recomputes(RecomputeModule::mlp));
+}

@@ -797,10 +797,10 @@ struct LayerEmitter {
     // fc1 output) and a cat (reads and writes all of it); backward, the two clamp gradients
     // (gradient and saved input read, gradient written) and chunk's cat of them.
     const bool clamped_glu = model.mlp == MlpKind::quick_geglu;
-    auto glu_clamp = [&](const char* name) {
+    auto glu_clamp = [&](const char* name, bool gradient) {
       if (!clamped_glu) return;
       b.kernels(3);
-      b.memory(name, (backward ? 10.0 : 8.0) * kActivationBytes * routed * e.expert_ffn);
+      b.memory(name, (gradient ? 10.0 : 8.0) * kActivationBytes * routed * e.expert_ffn);
     };
     // Expert biases: TEGroupedMLP._apply_bias (core_v0.15.0 experts.py) splits fc2's output by
     // expert and computes t + bias x prob expert by expert, then concatenates: per expert a
@@ -849,7 +849,7 @@ struct LayerEmitter {
       quantize_experts(b, TensorRole::activation, routed * h, local_experts);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       if (!software.fused_moe_mlp) {
-        glu_clamp("act_clamp");
+        glu_clamp("act_clamp", false);
         b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
         quantize_experts(b, TensorRole::activation, routed * e.expert_ffn, local_experts);
       }
@@ -874,8 +874,12 @@ struct LayerEmitter {
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     if (!software.fused_moe_mlp) {
+      if (!recompute_full && plan.recomputes(RecomputeModule::moe_act)) {
+        glu_clamp("act_clamp_recompute", false);
+        b.memory("act_recompute", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+      }
       b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-      glu_clamp("act_clamp_bwd");
+      glu_clamp("act_clamp_bwd", true);
       quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
     }
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
@@ -893,10 +897,38 @@ struct LayerEmitter {
     join();
   }
 
+  /// The forward of the modules plan.recompute_modules names, rerun before the layer's backward
+  /// (the experts' activation reruns inside the MoE block's backward).
+  void recompute_modules(ProgramBuilder& b, int layer) const {
+    const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
+    b.graphed(software.cuda_graphs == CudaGraphs::full);
+    if (plan.recomputes(RecomputeModule::layernorm)) {
+      b.norm("norm_recompute", Tn * h, false, rms_norm());
+      b.norm("norm_recompute", Tn * h, false, rms_norm());
+    }
+    if (model.mla && plan.recomputes(RecomputeModule::mla_up_proj)) {
+      const MlaConfig& a = *model.mla;
+      const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+      if (a.q_lora_rank > 0) b.gemm("q_up_recompute", lin(), T, s.q_heads * qk, a.q_lora_rank);
+      b.gemm("kv_up_recompute", lin(), T, s.q_heads * (a.qk_nope_head_dim + a.v_head_dim),
+             a.kv_lora_rank);
+    }
+    if (!(model.moe && is_moe_layer(model, layer)) && plan.recomputes(RecomputeModule::mlp)) {
+      const double gate = s.gated ? 2.0 : 1.0;
+      gathered_gemm(b, T * h, {TensorRole::activation, Producer::fused},
+                    [&] { b.gemm("fc1_recompute", lin(), T, gate * s.ffn, h); });
+      activation(b, T * s.ffn, false);
+    }
+  }
+
   void backward(ProgramBuilder& b, int layer) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
-    if (recompute_full) forward(b, layer);
+    if (recompute_full) {
+      forward(b, layer);
+    } else {
+      recompute_modules(b, layer);
+    }
     b.graphed(software.cuda_graphs == CudaGraphs::full);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     mlp(b, layer, true);
@@ -957,9 +989,13 @@ struct LayerEmitter {
     // layernorm_mlp.py), at the bytes a gather of it moves; BF16 otherwise.
     const bool low = recipe.quantized(layer);
     const double q = low ? recipe.gathered_bytes() : a;
+    // A recomputed module's output is not kept (recompute_modules); where a GEMM keeps its own
+    // quantized copy of it (a low-precision run), that copy stays.
+    const auto drops = [&](RecomputeModule m) { return plan.recomputes(m) && !low; };
     double bytes = 2 * Tn * h * a;  // norm inputs (the residual stream, sequence-sharded)
-    bytes += 2 * Tn * h * q;        // the QKV and FC1 inputs (norm outputs)
-    bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
+    if (!drops(RecomputeModule::layernorm)) bytes += 2 * Tn * h * q;  // QKV and FC1 inputs
+    if (!model.mla || !plan.recomputes(RecomputeModule::mla_up_proj))
+      bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     // The attention output, which the attention backward reads too: shared with the projection's
     // input in BF16, beside its quantized copy otherwise.
     bytes += T * s.q_heads * s.v_dim * (a + (low ? q : 0.0));
@@ -973,10 +1009,11 @@ struct LayerEmitter {
       const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
       const double gate = s.gated ? 2.0 : 1.0;
       // Permuted tokens (FC1's input) and FC2's output; FC1's output and FC2's input.
-      bytes += routed * h * (q + a) + routed * e.expert_ffn * (gate * a + q);
+      bytes += routed * h * (q + a) +
+               routed * e.expert_ffn * (gate * a + (drops(RecomputeModule::moe_act) ? 0.0 : q));
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
       bytes += s.moe_tokens * shared * (gate * a + q);
-    } else {
+    } else if (!plan.recomputes(RecomputeModule::mlp)) {  // a recomputed MLP keeps its input only
       bytes += T * s.ffn * ((s.gated ? 2.0 : 1.0) * a + q);  // fc1 output, activation output
     }
     return bytes;

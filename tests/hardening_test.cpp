@@ -224,6 +224,8 @@ TEST_CASE("counts and ranges of flags are checked", "[hardening][bad-input]") {
                  "--offload-layers: expected a non-negative integer, got -1");
   check_rejected({"run", "--recompute-layers", "two"},
                  "--recompute-layers: expected a non-negative integer, got two");
+  check_rejected({"run", "--set", "/parallelism/recompute_modules=layernorm,attn"},
+                 "/parallelism/recompute_modules: unknown recompute module \"attn\"");
   check_rejected({"scale", "--strong-global-batch", "-5"},
                  "--strong-global-batch: expected a positive integer, got -5");
   check_rejected({"scale", "--gpu-counts", "8,-16"}, "--gpu-counts: expected a positive integer");
