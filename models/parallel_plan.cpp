@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/input_error.hpp"
+#include "sim/unit_parse.hpp"
 
 namespace fabricsim::models {
 
@@ -27,11 +28,7 @@ std::optional<uint8_t> parse_recompute_modules(std::string_view text, std::strin
   uint8_t out = 0;
   while (!text.empty()) {
     const size_t comma = text.find(',');
-    std::string_view name = text.substr(0, comma);
-    while (!name.empty() && name.front() == ' ')
-      name.remove_prefix(1);
-    while (!name.empty() && name.back() == ' ')
-      name.remove_suffix(1);
+    const std::string_view name = sim::trim(text.substr(0, comma));
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
     if (name == "core_attn") continue;
     const auto* it = std::find_if(kRecomputeModules.begin(), kRecomputeModules.end(),

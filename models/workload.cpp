@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string_view>
 
 #include "models/compute_model.hpp"
@@ -752,19 +753,20 @@ struct LayerEmitter {
     // (about the sub-module Megatron pairs it with), which it slows while its channels hold SMs;
     // it is joined before the next starts, and the last by the end of the block.
     const bool a2a_overlap = software.moe_a2a_overlap && s.ep > 1;
-    std::vector<int> in_flight;
+    std::optional<int> in_flight;  // the all-to-all started and not yet joined
     double outer_contention = 0;
     auto ep_comm = [&](bool combine, bool fp8) {
       if (s.ep <= 1) return;
       const WorkOp::MoeTokens tokens{Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8,
                                      combine};
       if (a2a_overlap) {
-        if (in_flight.empty()) outer_contention = b.contend(slowdown);
-        for (const int slot : in_flight)
-          b.wait(slot);
-        in_flight.clear();
-        in_flight.push_back(software.deepep ? b.start_moe(tokens, a2a)
-                                            : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a));
+        if (in_flight) {
+          b.wait(*in_flight);
+        } else {
+          outer_contention = b.contend(slowdown);
+        }
+        in_flight = software.deepep ? b.start_moe(tokens, a2a)
+                                    : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a);
         return;
       }
       if (!software.deepep) {
@@ -774,10 +776,9 @@ struct LayerEmitter {
       b.moe_comm(tokens, a2a);
     };
     auto join = [&] {
-      if (in_flight.empty()) return;
+      if (!in_flight) return;
       b.contend(outer_contention);
-      for (const int slot : in_flight)
-        b.wait(slot);
+      b.wait(*in_flight);
     };
     const bool fp8_dispatch = quantized;
     // Megatron-Core's alltoall dispatcher receives tokens grouped by source rank and sorts them

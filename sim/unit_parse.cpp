@@ -9,6 +9,15 @@
 #include <utility>
 
 namespace fabricsim::sim {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
 namespace {
 
 struct Suffix {
@@ -82,14 +91,6 @@ constexpr std::array kFlopSuffixes{
     Suffix{"FLOP", 1.0},   Suffix{"FLOPs", 1.0},  Suffix{"GFLOP", 1e9},  Suffix{"TFLOP", 1e12},
     Suffix{"PFLOP", 1e15}, Suffix{"EFLOP", 1e18}, Suffix{"ZFLOP", 1e21},
 };
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Splits "1.5 us" into 1.5 and "us". Throws when there is no finite, non-negative number.
 std::pair<double, std::string_view> split_number(std::string_view text, std::string_view what) {

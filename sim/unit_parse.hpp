@@ -23,6 +23,9 @@ class UnitError : public std::invalid_argument {
 
 /// A plain number whose unit its key names ("step_time_s=12.5"): no unit may follow.
 double parse_number(std::string_view text, std::string_view what);
+
+/// `s` without the spaces and tabs at either end.
+std::string_view trim(std::string_view s);
 Time parse_time(std::string_view text);
 Bytes parse_bytes(std::string_view text);
 Bandwidth parse_bandwidth(std::string_view text);
