@@ -168,6 +168,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     sc.training.unfused_attention = stack.attention == models::AttentionKernel::unfused;
     sc.plan.tp_comm_overlap = stack.tp_comm_overlap;
     sc.plan.bucket_bytes = stack.bucket_bytes;
+    sc.plan.bucket_bytes_per_dp_rank = stack.bucket_bytes_per_dp_rank;
     sc.plan.recompute = stack.recompute;
   }
 

@@ -444,17 +444,22 @@ constexpr Setting kSettings[] = {
     row({.pointer = "/parallelism/bucket_size",
          .kind = SettingKind::size,
          .type = "size (string or number of bytes)",
-         .fallback = "the software preset's (Megatron-Core's 40M parameters: 160 MB of fp32 "
-                     "gradients for `megatron-core-r0.8.0` and the `default` stack, 80 MB of "
-                     "bf16 ones for NeMo and Megatron-Bridge; one bucket per layer for "
-                     "`llm-foundry` and the 2021-22 Megatron-LM presets)",
-         .meaning = "gradient bucket size"},
+         .fallback = "the software preset's: Megatron-Core's default of max(40M, 1M x dp x cp) "
+                     "parameters for `megatron-core-r0.8.0`, the `default` stack and NeMo 24.07 "
+                     "(fp32 gradients: 4 bytes each; bf16: 2), NeMo 2's and Megatron-Bridge's "
+                     "128 Mi parameters of bf16 gradients (256 MiB); one bucket per layer for "
+                     "`llm-foundry` and the 2021-22 Megatron-LM presets",
+         .meaning = "gradient bucket size (fixed: it no longer grows with the data-parallel "
+                    "ranks)"},
         {[](const JsonValue& v, SettingTarget& t) {
            t.scenario.plan.bucket_bytes = v.as_bytes().count();
+           t.scenario.plan.bucket_bytes_per_dp_rank = 0;
          },
-         // One bucket per layer (0) is only ever the preset's, which the echo names.
+         // The size this run used; one bucket per layer (0) is only ever the preset's, which the
+         // echo names.
          [](const Scenario& s) -> json {
-           return s.plan.bucket_bytes > 0 ? json(s.plan.bucket_bytes) : json();
+           const double bytes = s.plan.gradient_bucket_bytes();
+           return bytes > 0 ? json(bytes) : json();
          }}),
     row({.pointer = "/parallelism/balanced_pipeline",
          .kind = SettingKind::boolean,

@@ -2,6 +2,7 @@
 // the values a scenario that leaves the setting out is read with: a stated default that drifted
 // from the reader's would mislead every user who trusts the table.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -119,8 +120,10 @@ TEST_CASE("every default the settings table states in words is what the reader a
     };
     CHECK(at("/parallelism/recompute") == std::string(models::to_string(preset.recompute)));
     CHECK(at("/parallelism/tp_comm_overlap") == preset.tp_comm_overlap);
+    // The size this run used: 16 data-parallel ranks, below the floor of Megatron-Core's rule.
+    const double bucket = std::max(preset.bucket_bytes, 16 * preset.bucket_bytes_per_dp_rank);
     CHECK(at("/parallelism/bucket_size") ==
-          (preset.bucket_bytes > 0 ? nlohmann::json(preset.bucket_bytes) : nlohmann::json()));
+          (bucket > 0 ? nlohmann::json(bucket) : nlohmann::json()));
     CHECK(at("/training/attention_kernel") == std::string(models::to_string(preset.attention)));
     CHECK(at("/software/cuda_graphs") == std::string(models::to_string(preset.cuda_graphs)));
     CHECK(at("/software/cuda_graph_moe_router") == preset.graph_moe_router);
@@ -150,4 +153,25 @@ TEST_CASE("every default the settings table states in words is what the reader a
       CHECK(s.cluster.scale_out->upper_tiers.size() == spec.scale_out->upper_tiers.size());
     }
   }
+}
+
+TEST_CASE("a preset's bucket grows with the data-parallel ranks, a bucket_size set stays fixed",
+          "[settings][buckets]") {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h100", "gpus": 4096},
+    "model": {"preset": "llama3-8b"},
+    "parallelism": {"tp": 8},
+    "training": {"global_batch": 512}
+  })");
+  const auto bucket = [](const nlohmann::json& d) {
+    const Scenario s = read_scenario(sim::JsonDocument(d, "buckets").root());
+    const nlohmann::json echo = echo_settings(s);
+    CHECK(echo.at(nlohmann::json::json_pointer("/parallelism/bucket_size")) ==
+          s.plan.gradient_bucket_bytes());
+    return s.plan.gradient_bucket_bytes();
+  };
+  // The default stack is Megatron-Core's: 1M fp32 gradients per data-parallel rank (512).
+  CHECK(bucket(doc) == 512 * 1e6 * 4);
+  doc["parallelism"]["bucket_size"] = "100 MB";
+  CHECK(bucket(doc) == 100e6);
 }

@@ -7,6 +7,7 @@
 // (Megatron-Core parallel folding, expert TP 1): an EP group is `ep` consecutive ranks of that
 // flattened index, so EP sits just outside CP.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -73,6 +74,9 @@ struct ParallelPlan {
   bool dp_comm_overlap = true;       ///< overlap gradient reduction with backward compute
   bool param_gather_overlap = true;  ///< overlap ZeRO parameter all-gather with forward
   double bucket_bytes = 0;           ///< gradient bucket size; 0 = one bucket per layer
+  /// Gradient bucket bytes per data x context-parallel rank: Megatron-Core's default bucket
+  /// grows with the reduction group so that its collectives stay bandwidth-bound.
+  double bucket_bytes_per_dp_rank = 0;
   /// Allow layers that do not divide by pp x vp: the first and last virtual stages, which also
   /// hold the embedding and the LM head, take the shortfall.
   bool balanced_pipeline = false;
@@ -87,6 +91,11 @@ struct ParallelPlan {
   /// tokens of the same sequences; Megatron-Core reduces gradients and shards its distributed
   /// optimizer over data_parallel_group(with_context_parallel=True)).
   int dense_dp() const { return dp * cp; }
+  /// Gradient bytes per data-parallel bucket: the fixed size or the one that grows with the
+  /// ranks, whichever is larger (0: one bucket per layer).
+  double gradient_bucket_bytes() const {
+    return std::max(bucket_bytes, bucket_bytes_per_dp_rank * dense_dp());
+  }
   /// Expert data parallelism: experts are folded into a stage's ranks, `ep` to a group, so
   /// stage_ranks / ep ranks hold the same experts.
   int expert_dp() const { return stage_ranks() / ep; }

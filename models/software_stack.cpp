@@ -74,12 +74,23 @@ const char* to_string(GroupedGemmKernel k) {
 
 namespace {
 
-// Megatron-Core's DDP bucket: max(40M, 1M x DP) parameters (distributed_data_parallel_config.py
-// bucket_size; Megatron-LM arguments.py --ddp-bucket-size default): 40M at the DP sizes of these
-// sources, in the stack's gradient dtype (80 MB of bf16 gradients, 160 MB of fp32 ones).
+// Megatron-Core's DDP bucket when none is configured: max(40M, 1M x DP) parameters, DP the
+// data x context-parallel group (distributed_data_parallel_config.py bucket_size: "larger DP
+// sizes need larger buckets to ensure collectives do not become latency-bound"), in the
+// stack's gradient dtype (a 40M floor of 80 MB of bf16 gradients, 160 MB of fp32 ones).
 constexpr double kMcoreBucketParams = 40e6;
+constexpr double kMcoreBucketParamsPerDpRank = 1e6;
 void set_mcore_buckets(SoftwareStack& s) {
-  s.bucket_bytes = kMcoreBucketParams * s.gradient_bytes(topologies::Precision::bf16);
+  const double bytes = s.gradient_bytes(topologies::Precision::bf16);
+  s.bucket_bytes = kMcoreBucketParams * bytes;
+  s.bucket_bytes_per_dp_rank = kMcoreBucketParamsPerDpRank * bytes;
+}
+// NeMo 2's MegatronCommOverlapCallback and Megatron-Bridge's CommOverlapConfig set the bucket
+// to 128 Mi parameters whenever data parallelism overlaps (DP > 1, distributed optimizer).
+constexpr double kNemo2BucketParams = 128.0 * 1024 * 1024;
+void set_nemo2_buckets(SoftwareStack& s) {
+  s.bucket_bytes = kNemo2BucketParams * s.gradient_bytes(topologies::Precision::bf16);
+  s.bucket_bytes_per_dp_rank = 0;
 }
 
 const SoftwareFact kMegatronFp32Grads{
@@ -102,9 +113,16 @@ const SoftwareFact kTpOverlap{
     "tensor-parallel communication overlapped with GEMMs (TE userbuffers, --tp-comm-overlap)",
     "Megatron-Core docs 'Communication overlap'; NeMo performance recipes (tp_comm_overlap=True)"};
 const SoftwareFact kMcoreBuckets{
-    "gradient buckets of 40M parameters, reduced while backward runs (overlap_grad_reduce)",
-    "Megatron-Core distributed_data_parallel_config.py (bucket_size), Megatron-LM "
+    "gradient buckets of max(40M, 1M x DP) parameters (DP: data x context-parallel ranks), "
+    "reduced while backward runs (overlap_grad_reduce)",
+    "Megatron-Core distributed_data_parallel_config.py (bucket_size default), Megatron-LM "
     "--overlap-grad-reduce"};
+const SoftwareFact kNemo2Buckets{
+    "gradient buckets of 128 Mi parameters whenever DP > 1 with the distributed optimizer",
+    "NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py "
+    "(_get_optimizer_overlap_cfgs, bucket_size = 128 * 1024 * 1024) at v2.3.0; "
+    "Megatron-Bridge src/megatron/bridge/training/comm_overlap.py (the same) at v0.1.0rc3 "
+    "to v0.5.0"};
 const SoftwareFact kAlltoall{
     "MoE alltoall token dispatcher: per-expert token counts copied to the host once per MoE layer "
     "(dropless)",
@@ -145,10 +163,11 @@ const SoftwareFact kEagerOps{
     "(apply_rotary_emb, repeat_kv, Attention, FeedForward) at 9dec370; Hugging Face "
     "transformers models/llama/modeling_llama.py (LlamaRMSNorm, apply_rotary_pos_emb, repeat_kv)"};
 
-/// Transformer Engine with TP overlap, Megatron-Core's buckets, its alltoall dispatcher and
-/// GroupedLinear experts (the NeMo releases' stack), then `more`.
-std::vector<SoftwareFact> nemo_stack_facts(std::vector<SoftwareFact> more) {
-  std::vector<SoftwareFact> facts = {kTe, kTpOverlap, kMcoreBuckets, kAlltoall, kGroupedLinear};
+/// Transformer Engine with TP overlap, the release's gradient buckets, Megatron-Core's alltoall
+/// dispatcher and GroupedLinear experts (the NeMo releases' stack), then `more`.
+std::vector<SoftwareFact> nemo_stack_facts(const SoftwareFact& buckets,
+                                           std::vector<SoftwareFact> more) {
+  std::vector<SoftwareFact> facts = {kTe, kTpOverlap, buckets, kAlltoall, kGroupedLinear};
   facts.insert(facts.end(), more.begin(), more.end());
   return facts;
 }
@@ -208,6 +227,7 @@ std::vector<SoftwareStack> make_presets() {
     s.grad_reduce_fp32 = false;
     set_mcore_buckets(s);
     s.facts = nemo_stack_facts(
+        kMcoreBuckets,
         {{"FP8 with delayed scaling (amax history) through Transformer Engine",
           "NeMo 24.07 performance summary (FP8); TE DelayedScaling recipe default"},
          {"gradients taken as reduced in bf16, which is not established: NeMo's "
@@ -227,7 +247,9 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "25.04";
     s.released = "2025-04";
     s.loss = LossKernel::fused;
+    set_nemo2_buckets(s);
     s.facts = nemo_stack_facts(
+        kNemo2Buckets,
         {{"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
           "cross-entropy kernel (cross_entropy_fusion_impl te), FP8 with delayed scaling "
           "unless the run names current scaling or MXFP8, gradients reduced in bf16 "
@@ -254,7 +276,7 @@ std::vector<SoftwareStack> make_presets() {
     s.loss = LossKernel::fused;
     s.facts = {kTe,
                kTpOverlap,
-               kMcoreBuckets,
+               kNemo2Buckets,
                {"gradients accumulated and reduced in bf16: the performance recipes switch "
                 "grad_reduce_in_fp32 off (mixed_precision and ddp)",
                 "Megatron-Bridge scripts/performance configs at v0.1.0rc4 (mixed_precision "

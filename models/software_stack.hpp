@@ -113,6 +113,8 @@ struct SoftwareStack {
   double nvfp4_bf16_first = 2.0 / 62.0;
   double nvfp4_bf16_last = 8.0 / 62.0;
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
+  /// Bucket bytes per data x context-parallel rank when that is larger (ParallelPlan).
+  double bucket_bytes_per_dp_rank = 0;
   /// Gradients are accumulated and reduced across data-parallel ranks in fp32 (4 bytes each)
   /// when the model trains in bf16 or fp8; false: in bf16, the parameters' dtype. fp16 training
   /// always keeps fp32 gradients (loss scaling).

@@ -1212,19 +1212,20 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         c.dense_params += vocab * h;
       }
       // Parameters per layer and their data-parallel buckets: layers are grouped, last layer
-      // first, until a bucket holds `bucket_bytes` of gradients (one layer each when 0).
+      // first, until a bucket holds the plan's bucket bytes of gradients (one layer each when 0).
       std::vector<LayerParams> params;
       for (int l = c.first_layer; l < c.first_layer + c.layers; ++l) {
         params.push_back(layer_params(model, s, l, training.lora_rank, lora));
       }
       std::vector<int> bucket_of(params.size(), 0);
       {
+        const double bucket_bytes = plan.gradient_bucket_bytes();
         double filled = 0;
         int bucket = 0;
         for (size_t i = params.size(); i-- > 0;) {
           const double bytes =
               (lora ? params[i].lora : params[i].dense + params[i].expert) * grad_bytes;
-          if (filled > 0 && filled >= plan.bucket_bytes) {
+          if (filled > 0 && filled >= bucket_bytes) {
             ++bucket;
             filled = 0;
           }

@@ -1280,3 +1280,36 @@ TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, whi
     CHECK(find_op(o, attention).duration == find_op(b, attention).duration);
   }
 }
+
+TEST_CASE("Megatron-Core's gradient buckets grow with the data-parallel ranks, NeMo 2's stay fixed",
+          "[workload][buckets]") {
+  // Llama 3 8B on one stage, TP1: 32 layers of 218.1M parameters (h 4096, FFN 14336, 8 KV
+  // heads), each layer's gradients in one bucket at most.
+  const SoftwareStack& mcore = *find_software("megatron-core-r0.8.0");
+  const SoftwareStack& bridge = *find_software("megatron-bridge-25.11");
+  const auto buckets = [](Case c, const SoftwareStack& stack, int dp, int cp) {
+    c.plan.dp = dp;
+    c.plan.cp = cp;
+    c.plan.bucket_bytes = stack.bucket_bytes;
+    c.plan.bucket_bytes_per_dp_rank = stack.bucket_bytes_per_dp_rank;
+    c.training.global_batch = dp;
+    return std::pair{c.plan.gradient_bucket_bytes(),
+                     build_with(c, stack, h100()).stages[0].chunks[0].buckets.size()};
+  };
+  const Case c = make_case("llama3-8b", 1, 1, 8, 8);
+  // max(40M, 1M x DP) parameters of fp32 gradients: the floor up to 40 ranks, then 1M each
+  // (data x context-parallel ranks, the group the gradients are reduced over).
+  CHECK(buckets(c, mcore, 8, 1).first == 40e6 * 4);
+  CHECK(buckets(c, mcore, 40, 1).first == 40e6 * 4);
+  CHECK(buckets(c, mcore, 512, 1).first == 512e6 * 4);
+  CHECK(buckets(c, mcore, 256, 2).first == 512e6 * 4);
+  // 40M-parameter buckets hold one 218M-parameter layer each; 512M ones three layers.
+  const size_t small = buckets(c, mcore, 8, 1).second;
+  const size_t large = buckets(c, mcore, 512, 1).second;
+  CHECK(small == 32);
+  CHECK(large == 11);  // ceil(32 / 3)
+  // 128 Mi parameters of bf16 gradients at any DP.
+  CHECK(buckets(c, bridge, 8, 1).first == 128.0 * 1024 * 1024 * 2);
+  CHECK(buckets(c, bridge, 1024, 1).first == 128.0 * 1024 * 1024 * 2);
+  CHECK(buckets(c, bridge, 1024, 1).second == 32);
+}
