@@ -80,10 +80,13 @@ namespace {
 // stack's gradient dtype (a 40M floor of 80 MB of bf16 gradients, 160 MB of fp32 ones).
 constexpr double kMcoreBucketParams = 40e6;
 constexpr double kMcoreBucketParamsPerDpRank = 1e6;
+// Megatron-LM, NeMo and Megatron-Bridge wrap every model chunk after the first with
+// disable_bucketing ("communication for these model chunks is overlapped with compute anyway").
 void set_mcore_buckets(SoftwareStack& s) {
   const double bytes = s.gradient_bytes(topologies::Precision::bf16);
   s.bucket_bytes = kMcoreBucketParams * bytes;
   s.bucket_bytes_per_dp_rank = kMcoreBucketParamsPerDpRank * bytes;
+  s.bucket_first_chunk_only = true;
 }
 // NeMo 2's MegatronCommOverlapCallback and Megatron-Bridge's CommOverlapConfig set the bucket
 // to 128 Mi parameters whenever data parallelism overlaps (DP > 1, distributed optimizer).
@@ -91,6 +94,7 @@ constexpr double kNemo2BucketParams = 128.0 * 1024 * 1024;
 void set_nemo2_buckets(SoftwareStack& s) {
   s.bucket_bytes = kNemo2BucketParams * s.gradient_bytes(topologies::Precision::bf16);
   s.bucket_bytes_per_dp_rank = 0;
+  s.bucket_first_chunk_only = true;
 }
 
 const SoftwareFact kMegatronFp32Grads{
@@ -114,15 +118,19 @@ const SoftwareFact kTpOverlap{
     "Megatron-Core docs 'Communication overlap'; NeMo performance recipes (tp_comm_overlap=True)"};
 const SoftwareFact kMcoreBuckets{
     "gradient buckets of max(40M, 1M x DP) parameters (DP: data x context-parallel ranks), "
-    "reduced while backward runs (overlap_grad_reduce)",
+    "reduced while backward runs (overlap_grad_reduce); an interleaved rank's later model chunks "
+    "one bucket each",
     "Megatron-Core distributed_data_parallel_config.py (bucket_size default), Megatron-LM "
-    "--overlap-grad-reduce"};
+    "--overlap-grad-reduce; megatron/training/training.py get_model (disable_bucketing = "
+    "model_chunk_idx > 0), NeMo megatron_gpt_model.py (the same)"};
 const SoftwareFact kNemo2Buckets{
-    "gradient buckets of 128 Mi parameters whenever DP > 1 with the distributed optimizer",
+    "gradient buckets of 128 Mi parameters whenever DP > 1 with the distributed optimizer; an "
+    "interleaved rank's later model chunks one bucket each",
     "NVIDIA/NeMo nemo/lightning/pytorch/callbacks/megatron_comm_overlap.py "
     "(_get_optimizer_overlap_cfgs, bucket_size = 128 * 1024 * 1024) at v2.3.0; "
     "Megatron-Bridge src/megatron/bridge/training/comm_overlap.py (the same) at v0.1.0rc3 "
-    "to v0.5.0"};
+    "to v0.5.0; nemo/lightning/megatron_parallel.py and Megatron-Bridge "
+    "models/model_provider.py (disable_bucketing = model_chunk_idx > 0)"};
 const SoftwareFact kAlltoall{
     "MoE alltoall token dispatcher: per-expert token counts copied to the host once per MoE layer "
     "(dropless)",

@@ -115,6 +115,9 @@ struct SoftwareStack {
   double bucket_bytes = 0;  ///< data-parallel gradient bucket; 0 = one per layer
   /// Bucket bytes per data x context-parallel rank when that is larger (ParallelPlan).
   double bucket_bytes_per_dp_rank = 0;
+  /// Only a rank's first model chunk is cut into buckets; each later (interleaved) chunk reduces
+  /// its gradients at once, when its last backward is done.
+  bool bucket_first_chunk_only = false;
   /// Gradients are accumulated and reduced across data-parallel ranks in fp32 (4 bytes each)
   /// when the model trains in bf16 or fp8; false: in bf16, the parameters' dtype. fp16 training
   /// always keeps fp32 gradients (loss scaling).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -1219,7 +1220,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       }
       std::vector<int> bucket_of(params.size(), 0);
       {
-        const double bucket_bytes = plan.gradient_bucket_bytes();
+        const double bucket_bytes = chunk > 0 && options.software.bucket_first_chunk_only
+                                        ? std::numeric_limits<double>::infinity()
+                                        : plan.gradient_bucket_bytes();
         double filled = 0;
         int bucket = 0;
         for (size_t i = params.size(); i-- > 0;) {

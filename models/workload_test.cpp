@@ -1308,6 +1308,16 @@ TEST_CASE("Megatron-Core's gradient buckets grow with the data-parallel ranks, N
   const size_t large = buckets(c, mcore, 512, 1).second;
   CHECK(small == 32);
   CHECK(large == 11);  // ceil(32 / 3)
+  // Interleaved: the rank's later model chunks are one bucket each (disable_bucketing).
+  Case vp = make_case("llama3-8b", 1, 2, 8, 16);
+  vp.plan.vp = 2;
+  vp.plan.bucket_bytes = mcore.bucket_bytes;
+  const Workload w = build_with(vp, mcore, h100());
+  CHECK(w.stages[0].chunks[0].buckets.size() == 8);  // 8 layers, one per bucket
+  CHECK(w.stages[0].chunks[1].buckets.size() == 1);
+  SoftwareStack every_chunk = mcore;
+  every_chunk.bucket_first_chunk_only = false;
+  CHECK(build_with(vp, every_chunk, h100()).stages[0].chunks[1].buckets.size() == 8);
   // 128 Mi parameters of bf16 gradients at any DP.
   CHECK(buckets(c, bridge, 8, 1).first == 128.0 * 1024 * 1024 * 2);
   CHECK(buckets(c, bridge, 1024, 1).first == 128.0 * 1024 * 1024 * 2);
