@@ -23,11 +23,8 @@ double recompute_flops(const models::TransformerConfig& model_in, const models::
   // Recomputed modules rerun their GEMMs: MLA's up projections, a dense layer's FC1.
   const double layers = model.layers;
   if (model.mla && plan.recomputes(models::RecomputeModule::mla_up_proj)) {
-    const models::MlaConfig& a = *model.mla;
-    const double heads = model.heads;
-    const double q_up = a.q_lora_rank * heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
-    const double kv_up = a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim);
-    rest += 2.0 * (q_up + kv_up) * layers * tokens;
+    const models::MlaUpProjections up = models::mla_up_projections(*model.mla, model.heads);
+    rest += 2.0 * (up.q + up.kv) * layers * tokens;
   }
   if (plan.recomputes(models::RecomputeModule::mlp)) {
     const double dense = layers - (model.moe ? models::moe_layer_count(model) : 0.0);

@@ -34,13 +34,10 @@ double attention_weights(const TransformerConfig& c) {
   if (c.mla) {
     const MlaConfig& m = *c.mla;
     const double qk_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank +
-                                             static_cast<double>(m.q_lora_rank) * c.heads * qk_head
-                                       : h * c.heads * qk_head;
+    const MlaUpProjections up = mla_up_projections(m, c.heads);
+    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + up.q : h * c.heads * qk_head;
     // The compressed kv latent and the shared RoPE key come from one projection.
-    const double kv =
-        h * (m.kv_lora_rank + m.qk_rope_head_dim) +
-        static_cast<double>(m.kv_lora_rank) * c.heads * (m.qk_nope_head_dim + m.v_head_dim);
+    const double kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + up.kv;
     const double out = static_cast<double>(c.heads) * m.v_head_dim * h;
     return q + kv + out;
   }
@@ -112,6 +109,12 @@ int moe_layer_count(const TransformerConfig& config) {
     if (is_moe_layer(config, layer)) ++n;
   }
   return n;
+}
+
+MlaUpProjections mla_up_projections(const MlaConfig& mla, int heads) {
+  const double qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  return {static_cast<double>(mla.q_lora_rank) * heads * qk_head,
+          static_cast<double>(mla.kv_lora_rank) * heads * (mla.qk_nope_head_dim + mla.v_head_dim)};
 }
 
 ParameterCount count_parameters(const TransformerConfig& config) {

@@ -83,6 +83,15 @@ bool is_moe_layer(const TransformerConfig& config, int layer);
 /// How many layers have routed experts.
 int moe_layer_count(const TransformerConfig& config);
 
+/// Weights of one MLA layer's up projections, which expand the compressed latents: the queries
+/// (none without a query latent) and the keys and values. What Megatron-Core's mla_up_proj
+/// recomputation reruns.
+struct MlaUpProjections {
+  double q = 0;
+  double kv = 0;
+};
+MlaUpProjections mla_up_projections(const MlaConfig& mla, int heads);
+
 struct ParameterCount {
   double total = 0;
   /// Used by one token: MoE counts top_k routed experts plus the shared ones. Embeddings included

@@ -814,6 +814,11 @@ struct LayerEmitter {
       b.kernels(backward ? 4 * local_experts + 1 : 2 * local_experts + 1);
       b.memory(name, (backward ? 8.0 : 6.0) * kActivationBytes * routed * h);
     };
+    // The experts' activation (and GPT-OSS's clamps) over FC1's output, forward or rerun.
+    auto expert_activation = [&](const char* clamp, const char* name) {
+      glu_clamp(clamp, false);
+      b.memory(name, (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+    };
     auto sort_chunks = [&](const char* name) {
       if (local_sort) permutation(name, routed);
     };
@@ -851,8 +856,7 @@ struct LayerEmitter {
       quantize_experts(b, TensorRole::activation, routed * h, local_experts);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       if (!software.fused_moe_mlp) {
-        glu_clamp("act_clamp", false);
-        b.memory("act", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+        expert_activation("act_clamp", "act");
         quantize_experts(b, TensorRole::activation, routed * e.expert_ffn, local_experts);
       }
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
@@ -877,8 +881,7 @@ struct LayerEmitter {
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     if (!software.fused_moe_mlp) {
       if (!recompute_full && plan.recomputes(RecomputeModule::moe_act)) {
-        glu_clamp("act_clamp_recompute", false);
-        b.memory("act_recompute", (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+        expert_activation("act_clamp_recompute", "act_recompute");
       }
       b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       glu_clamp("act_clamp_bwd", true);
