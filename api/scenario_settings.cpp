@@ -468,6 +468,26 @@ constexpr Setting kSettings[] = {
          .meaning = "allow layers not divisible by pp x vp: the first and last virtual stages "
                     "(which also hold the embedding and the LM head) take fewer"},
         boolean_field([](auto& s) { return &s.plan.balanced_pipeline; })),
+    row({.pointer = "/parallelism/pipeline_layout",
+         .kind = SettingKind::text,
+         .type = "string",
+         .fallback = "none",
+         .meaning = "what each virtual stage builds, as Megatron-Core's "
+                    "pipeline_model_parallel_layout writes it: `E` embedding, `t` decoder layer, "
+                    "`m` multi-token-prediction module, `L` output head and loss, `|` ends a "
+                    "stage, `X*n` and `(...)*n` repeat (`\"Et*4|(t*4|)*14tmL\"`); pp x vp stages "
+                    "in chunk-major order, in the model's order E t... m... L. Without it the "
+                    "layers split evenly (see `balanced_pipeline`) and MTP modules sit with the "
+                    "loss"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           std::string error;
+           if (!models::parse_pipeline_layout(v.as_string(), &error)) v.fail_message(error);
+           t.scenario.plan.pipeline_layout = v.as_string();
+         },
+         [](const Scenario& s) -> json {
+           if (s.plan.pipeline_layout.empty()) return json();
+           return s.plan.pipeline_layout;
+         }}),
     row({.pointer = "/parallelism/order",
          .kind = SettingKind::text,
          .type = "string",

@@ -4,6 +4,7 @@
 
 #include "models/bridge_recipes.hpp"
 #include "models/model_presets.hpp"
+#include "models/pipeline_layout.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -209,6 +210,20 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     // rows printed its own plan.
     if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)
       parallelism["ep"] = recipe->expert_parallel;
+  }
+  // DeepSeek-V3 under Megatron-Bridge also ran its multi-token-prediction module and the
+  // pipeline layout its recipe gives the plan; Megatron-Core takes the virtual pipeline size from
+  // the layout's stage count.
+  if (c.framework && c.framework->name == "megatron-bridge" && c.framework->version) {
+    const models::BridgePipeline bridge =
+        models::bridge_pipeline(*c.framework->version, m.name, c.system, pp, p.vp.value_or(1));
+    if (bridge.mtp_layers > 0) model["mtp_layers"] = bridge.mtp_layers;
+    std::string error;
+    const auto layout = models::parse_pipeline_layout(bridge.layout, &error);
+    if (!bridge.layout.empty() && layout && layout->stages.size() % pp == 0) {
+      parallelism["pipeline_layout"] = bridge.layout;
+      parallelism["vp"] = static_cast<int>(layout->stages.size()) / pp;
+    }
   }
   nlohmann::json system = {{"preset", c.system}, {"gpus", c.gpus}};
   if (const int segment = launch_segment(c); segment > 0) system["nvlink"] = {{"segment", segment}};

@@ -362,3 +362,29 @@ TEST_CASE("a Megatron-Bridge table's misprinted expert parallelism is the one it
   c.system = "gb200-nvl72";
   CHECK(training_case_scenario(c)["parallelism"]["ep"] == 8);
 }
+
+TEST_CASE("a Megatron-Bridge DeepSeek-V3 case runs its MTP module in its recipe's layout",
+          "[validate]") {
+  // moe_case is DeepSeek-V3 on 256 GB200 GPUs at pp 4 x vp 4.
+  calibration::Case c = moe_case();
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.09", "2025-09"};
+  // 25.09's configs lay out 32 stages; Megatron-Core takes vp from the layout.
+  nlohmann::json doc = training_case_scenario(c);
+  CHECK(doc["parallelism"]["pipeline_layout"] == "Et|(tt|)*30mL");
+  CHECK(doc["parallelism"]["vp"] == 8);
+  Scenario s = read(doc);
+  CHECK(s.model.mtp_layers == 1);
+  CHECK(s.plan.vp == 8);
+  CHECK(models::stage_layout(s.plan, s.model).stages.back().mtp == 1);
+  // 25.11's GB200 row ran without the module, in the recipe's 16-stage layout.
+  c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
+  s = read(training_case_scenario(c));
+  CHECK(s.model.mtp_layers == 0);
+  CHECK(s.plan.pipeline_layout == "Et*4|(t*4|)*14tL");
+  CHECK(s.plan.vp == 4);
+  // Another framework: neither.
+  c.framework = calibration::CaseFramework{"nemo", "24.07", "2024-07"};
+  doc = training_case_scenario(c);
+  CHECK_FALSE(doc["model"].contains("mtp_layers"));
+  CHECK_FALSE(doc["parallelism"].contains("pipeline_layout"));
+}

@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <utility>
 
 namespace fabricsim::models {
 namespace {
@@ -162,6 +163,47 @@ const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view mod
     }
   }
   return best;
+}
+
+// DeepSeek-V3 in Megatron-Bridge. Multi-token prediction: the deepseek_v3 recipe defaults to
+// mtp_num_layers=1 from v0.1.0rc3 through v0.5.0 and no performance script overrides it; only the
+// 25.11 summary's GB200 and GB300 rows are "DeepSeekV3 (w/o MTP)", and their model FLOPs per
+// token (249.7 G from TFLOP/s over tokens/s) are Bridge's count without the module, against
+// 260 G for every other DeepSeek-V3 row of 25.09 through 26.06.
+//
+// Layouts (E embedding, t decoder, m MTP, L loss; pp x vp stages):
+// - 25.09 (v0.1.0rc3 configs/deepseek/deepseek_v3_llm_pretrain.yaml) sets "Et|(tt|)*30mL" on
+//   every GPU, 32 stages whatever vp the table prints (Megatron-Core takes the virtual pipeline
+//   size from the layout);
+// - H100 from 25.11 on (v0.2.0 deepseek_v3_h100_config; v0.3.0+ DEEPSEEK_V3_H100 pp_layout)
+//   keeps that layout;
+// - elsewhere the recipe's layout_map by (pp, vp) (deepseek_v3.py, v0.2.0 through v0.5.0):
+//   4 stages E t*16 | t*16 | t*16 | t*13 m L; 8 (8,1 and 4,2) E t*8 | (t*8 |)*6 t*5 m L; 16
+//   (16,1, 8,2 and 4,4) E t*4 | (t*4 |)*14 t m L, which GB300's pp_layout (2,8) repeats from
+//   26.02 (v0.3.0 deepseek_workload_base_configs.py); other plans have none.
+BridgePipeline bridge_pipeline(std::string_view version, std::string_view model_name,
+                               std::string_view system, int pp, int vp) {
+  BridgePipeline out;
+  if (!model_name_key(model_name).starts_with("deepseekv3")) return out;
+  const bool without_mtp =
+      version == "25.11" && (system == "gb200-nvl72" || system == "gb300-nvl72");
+  out.mtp_layers = without_mtp ? 0 : 1;
+  const std::string last = std::string(static_cast<size_t>(out.mtp_layers), 'm') + "L";
+  if (version < "25.11" || system == "dgx-h100") {
+    out.layout = "Et|(tt|)*30" + last;
+    return out;
+  }
+  const std::pair<int, int> plan{pp, vp};
+  using P = std::pair<int, int>;
+  if (plan == P{4, 1}) {
+    out.layout = "Et*16|t*16|t*16|t*13" + last;
+  } else if (plan == P{8, 1} || plan == P{4, 2}) {
+    out.layout = "Et*8|(t*8|)*6t*5" + last;
+  } else if (plan == P{16, 1} || plan == P{8, 2} || plan == P{4, 4} ||
+             (plan == P{2, 8} && version >= "26.02")) {
+    out.layout = "Et*4|(t*4|)*14t" + last;
+  }
+  return out;
 }
 
 }  // namespace fabricsim::models

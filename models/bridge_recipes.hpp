@@ -42,4 +42,19 @@ std::string model_name_key(std::string_view name);
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision);
 
+/// DeepSeek-V3's multi-token prediction and pipeline layout in a Megatron-Bridge run.
+struct BridgePipeline {
+  int mtp_layers = 0;
+  /// Megatron-Core's pipeline layout string (models/pipeline_layout.hpp); empty: none, the
+  /// default split.
+  std::string layout;
+};
+
+/// What a Megatron-Bridge release runs for the model named `model_name` on `system` with
+/// pipeline `pp` x `vp`: for DeepSeek-V3, one MTP module (its recipe's mtp_num_layers default)
+/// except where that release's summary says "w/o MTP", and the layout its recipe or performance
+/// scripts give that plan; nothing for other models. Sources in bridge_recipes.cpp.
+BridgePipeline bridge_pipeline(std::string_view version, std::string_view model_name,
+                               std::string_view system, int pp, int vp);
+
 }  // namespace fabricsim::models

@@ -62,3 +62,34 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
         "layernorm,moe_act");
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-b200", "mxfp8")->recompute_modules.empty());
 }
+
+TEST_CASE("Megatron-Bridge runs DeepSeek-V3 with its MTP module in its recipe's layouts",
+          "[validate][moe]") {
+  const auto run = [](const char* version, const char* system, int pp, int vp) {
+    return bridge_pipeline(version, "DeepSeek-V3 671B", system, pp, vp);
+  };
+  // 25.09's configs: one 32-stage layout whatever the plan.
+  BridgePipeline b = run("25.09", "dgx-b200", 16, 1);
+  CHECK(b.mtp_layers == 1);
+  CHECK(b.layout == "Et|(tt|)*30mL");
+  CHECK(run("25.09", "gb200-nvl72", 4, 4).layout == "Et|(tt|)*30mL");
+  // 25.11: the recipe's map by plan; the summary's "w/o MTP" rows on GB200 and GB300.
+  b = run("25.11", "dgx-b200", 16, 1);
+  CHECK(b.mtp_layers == 1);
+  CHECK(b.layout == "Et*4|(t*4|)*14tmL");
+  b = run("25.11", "gb200-nvl72", 4, 4);
+  CHECK(b.mtp_layers == 0);
+  CHECK(b.layout == "Et*4|(t*4|)*14tL");
+  CHECK(run("25.11", "gb300-nvl72", 2, 4).layout.empty());
+  CHECK(run("25.11", "dgx-h100", 8, 4).layout == "Et|(tt|)*30mL");
+  // Later releases run the module everywhere; GB300's (2, 8) layout arrives with 26.02.
+  CHECK(run("26.02", "gb300-nvl72", 2, 8).mtp_layers == 1);
+  CHECK(run("26.02", "gb300-nvl72", 2, 8).layout == "Et*4|(t*4|)*14tmL");
+  CHECK(run("26.04", "dgx-b300", 8, 1).layout == "Et*8|(t*8|)*6t*5mL");
+  CHECK(run("26.04", "dgx-b300", 4, 1).layout == "Et*16|t*16|t*16|t*13mL");
+  CHECK(run("26.04", "dgx-b300", 2, 2).layout.empty());
+  // Other models: nothing.
+  b = bridge_pipeline("25.09", "Qwen3-235B-A22B", "dgx-b200", 16, 1);
+  CHECK(b.mtp_layers == 0);
+  CHECK(b.layout.empty());
+}

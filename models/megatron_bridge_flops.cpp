@@ -5,8 +5,11 @@
 namespace fabricsim::models {
 
 double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, int tp) {
-  const double h = m.hidden, L = m.layers, s = seq_len, heads = m.heads;
-  const double moe_layers = m.moe ? moe_layer_count(m) : 0.0;
+  // Multi-token-prediction modules count as layers of the last layer's kind (last_layer_is_moe).
+  const double mtp = m.mtp_layers;
+  const double h = m.hidden, L = m.layers + mtp, s = seq_len, heads = m.heads;
+  const bool last_moe = m.moe && is_moe_layer(m, m.layers - 1);
+  const double moe_layers = (m.moe ? moe_layer_count(m) : 0.0) + (last_moe ? mtp : 0.0);
   const double dense_layers = L - moe_layers;
   const double glu = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
   // The expansion factor 12 = 3 (fwd, dgrad, wgrad) x 2 (two GEMMs per block) x 2 (FLOPs per MAC).
@@ -31,7 +34,9 @@ double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, 
   }
   const double multiple = 128.0 * tp;
   const double vocab = std::ceil(m.vocab / multiple) * multiple;
-  return 12.0 * h * mlp + attention + 6.0 * h * vocab;
+  // Each module's eh_proj (2h -> h) and its three norms (counted 3h), and a logit per depth.
+  const double mtp_projection = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
+  return 12.0 * h * mlp + attention + mtp_projection + 6.0 * h * vocab * (1 + mtp);
 }
 
 double megatron_bridge_lora_flops_per_token(const TransformerConfig& m, int document_tokens) {

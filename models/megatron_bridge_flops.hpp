@@ -17,9 +17,11 @@ namespace fabricsim::models {
 ///     MLA 6 L (q_lora (h + heads (qk + rope) + 1) + kv_lora (h + heads (qk + v) + 1) + h rope
 ///     + heads v h + s heads (qk + rope) / 2 + s heads v / 2)
 ///   + 6 h V_padded (the logits),
+///   + per multi-token-prediction module: a layer of the last layer's kind (attention and MLP
+///     terms over L + mtp layers), 6 (3 h + 2 h^2) for its norms and eh_proj, and 6 h V_padded,
 /// g = 3/2 only for a gated SiLU MLP (gated_linear_unit and activation_func == F.silu: GPT-OSS's
 /// quick-GELU gate counts 1), V padded to a multiple of 128 tp (make_vocab_size_divisible_by).
-/// The router, norms and the multi-token-prediction module (not modelled) count nothing here.
+/// The router and the decoder's norms count nothing here.
 double megatron_bridge_flops_per_token(const TransformerConfig& model, int seq_len, int tp);
 
 /// Per token of a LoRA fine-tuning step on packed sequences, as Megatron-Bridge counts it from

@@ -47,7 +47,8 @@ TEST_CASE("Megatron-Bridge's MLA count of DeepSeek-V3", "[metrics][moe]") {
   //   logits 6 x 7168 x 129280 = 5 560 074 240 (129280 = 1010 x 128)
   // total 249 812 054 016 per token; Bridge's published DeepSeek-V3 (w/o MTP) rows give 249.7e9
   // as TFLOP/s over tokens/s (961e12 / 3848 on GB300).
-  const TransformerConfig& d = *find_model("deepseek-v3");
+  TransformerConfig d = *find_model("deepseek-v3");
+  d.mtp_layers = 0;
   const double mlp = 12.0 * 7168 * (18432.0 * 3 + 2048.0 * 9 * 58) * 1.5;
   const double mla =
       6.0 * 61 *
@@ -74,4 +75,20 @@ TEST_CASE("Megatron-Bridge's LoRA count: two thirds of the frozen model, attenti
   // = 2.7818e11 + 2.013e9 = 2.802e11; the 26.06 summary's Llama 3 70B LoRA rows report
   // 1731e12 / 6206 = 2.789e11 per token (GB200 FP8).
   CHECK(megatron_bridge_lora_flops_per_token(llama, 256) == Approx(2.802e11).epsilon(1e-3));
+}
+
+TEST_CASE("Megatron-Bridge counts DeepSeek-V3's MTP module as one more MoE layer and head",
+          "[metrics][moe]") {
+  // flop_utils.py (v0.2.0): mtp_num_layers adds a layer of the last layer's kind to the MLP and
+  // attention terms, 6 (3h + 2h^2) for the module's norms and eh_proj, and one more logits term:
+  //   12 x 7168 x 2048 x 9 x 3/2 = 2 378 170 368; MLA 6 x 270 993 408 = 1 625 960 448;
+  //   6 x (3 x 7168 + 2 x 7168^2) = 616 691 712; logits 5 560 074 240
+  // total 259 992 950 784 per token. Bridge's DeepSeek-V3 rows run with the module give 260.0e9
+  // (589e12 / 2265 on B200, 25.09; 557e12 / 2139 w/ MTP, 25.11: 260.4e9).
+  const TransformerConfig& d = *find_model("deepseek-v3");  // the preset trains its module
+  REQUIRE(d.mtp_layers == 1);
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) ==
+        Approx(249812054016.0 + 2378170368.0 + 1625960448.0 + 616691712.0 + 5560074240.0)
+            .epsilon(1e-12));
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(259992950784.0).epsilon(1e-12));
 }

@@ -153,11 +153,16 @@ std::optional<ModelProblem> find_problem(const TransformerConfig& c) {
       {"ffn", c.ffn, 1 << 22},           {"heads", c.heads, 1 << 16},
       {"kv_heads", c.kv_heads, 1 << 16}, {"head_dim", c.head_dim, 1 << 16},
       {"vocab", c.vocab, 1 << 24},       {"seq_len", c.seq_len, 1 << 24},
+      {"mtp_layers", c.mtp_layers, 16},
   };
   for (const auto& [field, value, limit] : limits) {
     if (value > limit) {
       return ModelProblem{field, fmt::format("expected at most {}, got {}", limit, value)};
     }
+  }
+  if (c.mtp_layers < 0) {
+    return ModelProblem{"mtp_layers",
+                        fmt::format("expected an integer >= 0, got {}", c.mtp_layers)};
   }
   if (c.heads % c.kv_heads != 0) {
     return ModelProblem{"kv_heads", fmt::format("expected kv_heads dividing heads ({}), got {}",
@@ -229,6 +234,7 @@ TransformerConfig read_model(const JsonValue& v) {
     return MlpKind::gelu;
   });
   read_into(r, "bias", false, c.bias, as_bool);
+  read_into(r, "mtp_layers", false, c.mtp_layers, non_negative_int);
   if (auto m = r.optional("moe")) c.moe = read_moe(*m, c.moe);
   if (auto m = r.optional("mla")) c.mla = read_mla(*m, c.mla);
   read_into(r, "source", false, c.source, as_string);
@@ -253,6 +259,7 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
       {"tied_embeddings", c.tied_embeddings},
       {"mlp", mlp_kind_name(c.mlp)},
       {"bias", c.bias},
+      {"mtp_layers", c.mtp_layers},
   };
   if (c.moe) {
     const MoeConfig& m = *c.moe;

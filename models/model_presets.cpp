@@ -65,10 +65,11 @@ TransformerConfig deepseek_v3() {
       "1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v_head 128; first_k_dense_replace 3 "
       "with intermediate_size 18432; 256 routed experts, 8 per token, 1 shared, "
       "moe_intermediate_size 2048; vocab 129280; untied; aux-loss-free balancing; seq_len "
-      "4096 is the pre-training length (the config's 163840 is after context extension). "
-      "Published 671B total, 37B activated; the 14B multi-token-prediction module is not "
-      "modelled.");
+      "4096 is the pre-training length (the config's 163840 is after context extension); "
+      "num_nextn_predict_layers 1 (the multi-token-prediction module trained with it, sec. "
+      "2.2). Published 671B total, 37B activated, without the 14B MTP module.");
   c.head_dim = 128 + 64;  // q/k head width; MLA's own dims are what the counts use
+  c.mtp_layers = 1;
   MoeConfig m;
   m.experts = 256;
   m.top_k = 8;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "sim/input_error.hpp"
@@ -197,7 +198,28 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
         fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
   }
   const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
-  if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
+  if (!plan.pipeline_layout.empty()) {
+    std::string error;
+    const std::optional<PipelineLayout> layout =
+        parse_pipeline_layout(plan.pipeline_layout, &error);
+    if (!layout) return fail(Kind::layers, "/pipeline_layout", error);
+    if (static_cast<int64_t>(layout->stages.size()) != virtual_stages) {
+      return fail(Kind::layers, "/pipeline_layout",
+                  fmt::format("expected pp x vp = {} x {} = {} stages, got {}", plan.pp, plan.vp,
+                              virtual_stages, layout->stages.size()));
+    }
+    int decoders = 0, mtp = 0;
+    for (const PipelineLayout::Stage& stage : layout->stages) {
+      decoders += stage.decoders;
+      mtp += stage.mtp;
+    }
+    if (decoders != model.layers || mtp != model.mtp_layers) {
+      return fail(Kind::layers, "/pipeline_layout",
+                  fmt::format("expected the model's {} decoder layers (t) and {} MTP modules (m), "
+                              "got {} and {}",
+                              model.layers, model.mtp_layers, decoders, mtp));
+    }
+  } else if (model.layers % virtual_stages != 0 && !plan.balanced_pipeline) {
     return fail(Kind::layers, "/pp",
                 fmt::format("{} layers do not divide into pp x vp = {} x {} stages (set "
                             "\"balanced_pipeline\": true to let the first and last stages take "
@@ -207,7 +229,7 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
   // Balanced, the first and last virtual stages may hold only the embedding and the loss
   // (Megatron's account_for_embedding/loss_in_pipeline_split count each as a layer).
   const int ends = plan.balanced_pipeline ? 2 : 0;
-  if (model.layers + ends < virtual_stages) {
+  if (plan.pipeline_layout.empty() && model.layers + ends < virtual_stages) {
     return fail(
         Kind::layers, "/pp",
         fmt::format("{} layers cannot fill pp x vp = {} stages{}", model.layers, virtual_stages,
@@ -408,6 +430,16 @@ std::string Placement::order_string() const {
 }
 
 std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) {
+  if (!plan.pipeline_layout.empty()) {
+    std::string error;
+    const std::optional<PipelineLayout> layout =
+        parse_pipeline_layout(plan.pipeline_layout, &error);
+    if (!layout) throw std::invalid_argument("pipeline layout: " + error);
+    std::vector<int> out;
+    for (const PipelineLayout::Stage& stage : layout->stages)
+      out.push_back(stage.decoders);
+    return out;
+  }
   const int v = plan.pp * plan.vp;
   std::vector<int> out(static_cast<size_t>(v), layers / v);
   int extra = layers - (layers / v) * v;
@@ -436,6 +468,23 @@ std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) 
     }
   }
   return out;
+}
+
+PipelineLayout stage_layout(const ParallelPlan& plan, const TransformerConfig& model) {
+  if (!plan.pipeline_layout.empty()) {
+    std::string error;
+    std::optional<PipelineLayout> layout = parse_pipeline_layout(plan.pipeline_layout, &error);
+    if (!layout) throw std::invalid_argument("pipeline layout: " + error);
+    return *std::move(layout);
+  }
+  PipelineLayout layout;
+  for (const int decoders : layers_per_virtual_stage(plan, model.layers)) {
+    layout.stages.push_back({.decoders = decoders});
+  }
+  layout.stages.front().embedding = true;
+  layout.stages.back().mtp = model.mtp_layers;
+  layout.stages.back().loss = true;
+  return layout;
 }
 
 }  // namespace fabricsim::models

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/pipeline_layout.hpp"
 #include "models/transformer.hpp"
 #include "topologies/gpu_spec.hpp"
 
@@ -80,6 +81,9 @@ struct ParallelPlan {
   /// Allow layers that do not divide by pp x vp: the first and last virtual stages, which also
   /// hold the embedding and the LM head, take the shortfall.
   bool balanced_pipeline = false;
+  /// Megatron-Core's pipeline layout string (models/pipeline_layout.hpp): what each virtual
+  /// stage builds; empty: layers_per_virtual_stage's split, the MTP modules with the loss.
+  std::string pipeline_layout;
   std::array<ParallelDim, 4> order{ParallelDim::tp, ParallelDim::cp, ParallelDim::dp,
                                    ParallelDim::pp};
 
@@ -202,6 +206,12 @@ std::optional<std::array<ParallelDim, 4>> parse_order(const std::string& text);
 
 /// Layers of the model held by each virtual stage, in model order: index = chunk * pp + stage
 /// for interleaved schedules (Megatron's layout: chunk c of stage s holds virtual stage c*pp+s).
+/// The plan's pipeline_layout when it has one (check_plan has accepted it).
 std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers);
+
+/// What each virtual stage builds: the plan's pipeline_layout, else layers_per_virtual_stage's
+/// split with the embedding on the first virtual stage and the model's MTP modules, the output
+/// head and the loss on the last (Megatron-Core's placement without a layout).
+PipelineLayout stage_layout(const ParallelPlan& plan, const TransformerConfig& model);
 
 }  // namespace fabricsim::models

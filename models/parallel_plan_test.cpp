@@ -320,3 +320,59 @@ TEST_CASE("recompute modules are read by name and written back the same", "[plan
   p.recompute = Recompute::full;
   CHECK_FALSE(p.recomputes(RecomputeModule::mlp));
 }
+
+TEST_CASE("a pipeline layout must build the model's layers on pp x vp stages",
+          "[plan][pipeline][input]") {
+  const TransformerConfig model = *find_model("deepseek-v3");  // with its MTP module
+  ParallelPlan p = plan_of(1, 16, 16, 1, 8);
+  p.pipeline_layout = "Et*4|(t*4|)*14tmL";
+  TrainingConfig training;
+  training.global_batch = 2048;
+  CHECK(check_plan(p, training, model, p.gpus()) == std::nullopt);
+  // The layout decides the stages' layers, undivided and unbalanced as they are.
+  std::vector<int> per(16, 4);
+  per.back() = 1;
+  CHECK(layers_per_virtual_stage(p, 61) == per);
+  const PipelineLayout layout = stage_layout(p, model);
+  CHECK(layout.stages.back().mtp == 1);
+  CHECK(layout.stages.back().loss);
+  const auto message = [&](const ParallelPlan& plan, const TransformerConfig& m) {
+    const auto problem = check_plan(plan, training, m, plan.gpus());
+    REQUIRE(problem);
+    CHECK(problem->field == "/pipeline_layout");
+    return problem->message;
+  };
+  ParallelPlan wrong = p;
+  wrong.vp = 2;
+  wrong.dp = 8;
+  CHECK(message(wrong, model) == "expected pp x vp = 16 x 2 = 32 stages, got 16");
+  TransformerConfig without = model;
+  without.mtp_layers = 0;
+  CHECK(message(p, without) ==
+        "expected the model's 61 decoder layers (t) and 0 MTP modules (m), got 61 and 1");
+  wrong = p;
+  wrong.pipeline_layout = "Et*4|(t*4|)*14ttmL";
+  CHECK(message(wrong, model) ==
+        "expected the model's 61 decoder layers (t) and 1 MTP modules (m), got 62 and 1");
+  wrong.pipeline_layout = "Et*4|(t*4|)*14tLm";
+  CHECK(message(wrong, model) == "expected MTP modules (m) after the decoders");
+}
+
+TEST_CASE("without a layout, the default split with the MTP modules beside the loss",
+          "[plan][pipeline]") {
+  const TransformerConfig model = *find_model("deepseek-v3");  // with its MTP module
+  ParallelPlan p = plan_of(1, 16, 16, 1, 8);
+  p.balanced_pipeline = true;
+  const PipelineLayout layout = stage_layout(p, model);
+  REQUIRE(layout.stages.size() == 16);
+  const std::vector<int> per = layers_per_virtual_stage(p, 61);
+  for (size_t v = 0; v < 16; ++v) {
+    CHECK(layout.stages[v].decoders == per[v]);
+    CHECK(layout.stages[v].embedding == (v == 0));
+    CHECK(layout.stages[v].loss == (v == 15));
+    CHECK(layout.stages[v].mtp == (v == 15 ? 1 : 0));
+  }
+  // Written out, the default split is a layout that builds the same stages.
+  p.pipeline_layout = pipeline_layout_text(layout);
+  CHECK(stage_layout(p, model) == layout);
+}

@@ -117,6 +117,27 @@ MlaUpProjections mla_up_projections(const MlaConfig& mla, int heads) {
           static_cast<double>(mla.kv_lora_rank) * heads * (mla.qk_nope_head_dim + mla.v_head_dim)};
 }
 
+namespace {
+
+/// Weights of one layer's MLP, as the token passes through it: the active experts, the shared
+/// ones and the router on an MoE layer.
+double active_mlp_weights(const TransformerConfig& c, bool moe_layer) {
+  if (!moe_layer) return mlp_weights(c, c.ffn);
+  const MoeConfig& m = *c.moe;
+  return m.top_k * mlp_weights(c, m.expert_ffn) +
+         m.shared_experts * mlp_weights(c, m.shared_expert_ffn) +
+         static_cast<double>(c.hidden) * m.experts;
+}
+
+/// Whether a multi-token-prediction layer has routed experts: it takes the last layer's kind
+/// (Megatron-Core builds it from the decoder's last layer spec; Megatron-Bridge's FLOP count
+/// says last_layer_is_moe).
+bool mtp_is_moe(const TransformerConfig& c) {
+  return c.layers > 0 && is_moe_layer(c, c.layers - 1);
+}
+
+}  // namespace
+
 ParameterCount count_parameters(const TransformerConfig& config) {
   const TransformerConfig& c = config;
   ParameterCount p;
@@ -139,6 +160,20 @@ ParameterCount count_parameters(const TransformerConfig& config) {
   }
   p.total = p.embedding + p.attention + p.mlp_dense + p.mlp_experts + p.router + p.norms;
   p.active = p.total - p.mlp_experts + active_experts;
+  if (c.mtp_layers > 0) {
+    // Per module: enorm, hnorm, eh_proj (2h -> h), one layer, its final norm.
+    const bool moe = mtp_is_moe(c);
+    double mlp = mlp_params(c, c.ffn);
+    if (moe) {
+      const MoeConfig& m = *c.moe;
+      mlp = m.experts * mlp_params(c, m.expert_ffn) +
+            m.shared_experts * mlp_params(c, m.shared_expert_ffn) +
+            static_cast<double>(c.hidden) * m.experts;
+    }
+    const double h = c.hidden;
+    p.mtp = c.mtp_layers * (3 * norm_params(c, h) + 2 * h * h + attention_weights(c) +
+                            attention_biases(c) + layer_norm_params(c) + mlp);
+  }
   return p;
 }
 
@@ -147,20 +182,19 @@ FlopsPerToken flops_per_token(const TransformerConfig& config) {
   FlopsPerToken f;
   const int moe_layers = moe_layer_count(c);
   const int dense_layers = c.layers - moe_layers;
-  double weights = c.layers * attention_weights(c) + dense_layers * mlp_weights(c, c.ffn);
-  if (c.moe) {
-    const MoeConfig& m = *c.moe;
-    weights +=
-        static_cast<double>(moe_layers) * (m.top_k * mlp_weights(c, m.expert_ffn) +
-                                           m.shared_experts * mlp_weights(c, m.shared_expert_ffn) +
-                                           static_cast<double>(c.hidden) * m.experts);
+  const int layers = c.layers + c.mtp_layers;
+  double weights = layers * attention_weights(c) + dense_layers * active_mlp_weights(c, false) +
+                   moe_layers * (c.moe ? active_mlp_weights(c, true) : 0.0);
+  if (c.mtp_layers > 0) {
+    const double h = c.hidden;
+    weights += c.mtp_layers * (2 * h * h + active_mlp_weights(c, mtp_is_moe(c)));
   }
-  f.logits = 2.0 * c.hidden * c.vocab;
+  f.logits = 2.0 * c.hidden * c.vocab * (1 + c.mtp_layers);
   f.dense_matmul = 2 * weights + f.logits;
   const double qk_width = c.mla ? c.mla->qk_nope_head_dim + c.mla->qk_rope_head_dim : c.head_dim;
   const double v_width = c.mla ? c.mla->v_head_dim : c.head_dim;
   f.attention_scores =
-      c.layers * 2.0 * c.seq_len * static_cast<double>(c.heads) * (qk_width + v_width);
+      layers * 2.0 * c.seq_len * static_cast<double>(c.heads) * (qk_width + v_width);
   return f;
 }
 

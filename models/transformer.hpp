@@ -70,6 +70,11 @@ struct TransformerConfig {
   bool tied_embeddings = false;
   MlpKind mlp = MlpKind::gelu;
   bool bias = false;  ///< linear-layer biases, and LayerNorm biases, as in GPT-2/3 and Megatron GPT
+  /// Multi-token prediction depth (DeepSeek-V3, arXiv:2412.19437 sec. 2.2; Megatron-Core's
+  /// mtp_num_layers): each module normalizes the last hidden state and the embedding of the
+  /// next token, projects their concatenation from 2h to h (eh_proj), runs one transformer layer
+  /// of the last layer's kind and predicts one token further through the shared output head.
+  int mtp_layers = 0;
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::string source;  ///< where the dimensions come from
@@ -103,6 +108,10 @@ struct ParameterCount {
   double mlp_experts = 0;  ///< all routed experts
   double router = 0;
   double norms = 0;
+  /// The multi-token-prediction modules (their layer, eh_proj and norms; the embedding and the
+  /// output head are shared), outside `total` as DeepSeek-V3's published 671B leaves its 14B
+  /// MTP module out (that 14B counts its own copy of the embedding and the head).
+  double mtp = 0;
 };
 
 /// Learned position embeddings (GPT-3, Megatron GPT) are not counted: the description has no
@@ -112,12 +121,13 @@ ParameterCount count_parameters(const TransformerConfig& config);
 /// Forward pass per token; a multiply-add is 2 FLOPs.
 struct FlopsPerToken {
   /// Every weight GEMM a token passes through: attention projections, the MLP or the active
-  /// experts (shared included), the router and the logits.
+  /// experts (shared included), the router and the logits, those of the multi-token-prediction
+  /// modules included (their layers, eh_proj and a further pass through the output head).
   double dense_matmul = 0;
-  /// QK^T and AV over a full (non-causal) sequence of seq_len: 2*2*seq*head_dim*heads per layer,
-  /// with MLA's q/k and v head widths under MLA.
+  /// QK^T and AV over a full (non-causal) sequence of seq_len: 2*2*seq*head_dim*heads per layer
+  /// (multi-token-prediction layers included), with MLA's q/k and v head widths under MLA.
   double attention_scores = 0;
-  double logits = 0;  ///< the LM head; already part of dense_matmul
+  double logits = 0;  ///< the LM head, once per prediction depth; already part of dense_matmul
   /// Causal attention skips half the score matrix.
   double total(bool causal) const { return dense_matmul + attention_scores * (causal ? 0.5 : 1.0); }
 };

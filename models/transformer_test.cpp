@@ -122,9 +122,11 @@ TEST_CASE("GPT-style FLOPs reduce to Megatron's closed form", "[model]") {
 TEST_CASE("weight GEMM FLOPs are twice the active matmul weights", "[model]") {
   // Without biases, every active parameter except the input embedding and the norms is a matmul
   // weight a token multiplies once: dense_matmul = 2 x those.
-  for (const TransformerConfig& c : model_presets()) {
+  // (The main model: a multi-token-prediction module is outside `active`; its own test is below.)
+  for (TransformerConfig c : model_presets()) {
     if (c.bias) continue;
     INFO(c.name);
+    c.mtp_layers = 0;
     const ParameterCount p = count_parameters(c);
     const double input_embedding = static_cast<double>(c.vocab) * c.hidden;
     const double matmul_weights = p.active - input_embedding - p.norms;
@@ -140,6 +142,51 @@ TEST_CASE("MLA attention counts its low-rank projections", "[model]") {
   const double per_layer =
       7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
   CHECK(p.attention == 61 * per_layer);
-  // Scores: q/k width 192, v width 128.
-  CHECK(flops_per_token(c).attention_scores == 61 * 2.0 * 4096 * 128 * (192 + 128));
+  // Scores: q/k width 192, v width 128, in the 61 layers and the MTP module's.
+  CHECK(flops_per_token(c).attention_scores == 62 * 2.0 * 4096 * 128 * (192 + 128));
+}
+
+TEST_CASE("a multi-token-prediction module: a layer of the last kind, eh_proj and one more head",
+          "[model][moe]") {
+  TransformerConfig c = tiny();
+  c.moe = MoeConfig{4, 2, 16};
+  c.moe->shared_experts = 1;
+  c.moe->shared_expert_ffn = 8;
+  c.moe->dense_layers = 1;  // layer 1, the last, has experts: so has the module
+  const FlopsPerToken f0 = flops_per_token(c);
+  const ParameterCount p0 = count_parameters(c);
+  c.mtp_layers = 1;
+  const FlopsPerToken f1 = flops_per_token(c);
+  const ParameterCount p1 = count_parameters(c);
+  // Per token: attention projections 256, two routed experts 2 x 256, the shared one 128, the
+  // router 8 x 4, eh_proj 2 x 8 x 8; a second pass through the 8 x 10 head; one more layer of
+  // attention scores.
+  CHECK(f1.dense_matmul - f0.dense_matmul == 2 * (256 + 2 * 256 + 128 + 32 + 128) + 2 * 8 * 10);
+  CHECK(f1.logits == 2 * f0.logits);
+  CHECK(f1.attention_scores == f0.attention_scores * 3 / 2);
+  // Outside the published total: enorm, hnorm and its final norm (3 x 8), eh_proj 128, the
+  // layer's attention 256 and two norms 16, all four experts 4 x 256, the shared one 128 and the
+  // router 32.
+  CHECK(p0.norms == 2 * 16 + 8);
+  CHECK(p1.total == p0.total);
+  CHECK(p1.mtp == 24 + 128 + 256 + 16 + 4 * 256 + 128 + 32);
+  // A dense last layer gives a dense module.
+  c.moe.reset();
+  c.mtp_layers = 2;
+  const FlopsPerToken dense = flops_per_token(c);
+  const double layer_and_projection = 256 + 2 * 8 * 32 + 128;
+  CHECK(dense.dense_matmul - flops_per_token(tiny()).dense_matmul ==
+        2 * (2 * layer_and_projection + 2 * 8 * 10));
+}
+
+TEST_CASE("DeepSeek-V3 with its MTP module is the published 685B", "[model][moe]") {
+  // 671B, and 14B for the module with its own copies of the embedding and the output head
+  // (deepseek-ai/DeepSeek-V3 model card: "685B ... 671B of the Main Model weights and 14B of
+  // the Multi-Token Prediction (MTP) Module weights").
+  TransformerConfig c = preset("deepseek-v3");
+  c.mtp_layers = 1;
+  const ParameterCount p = count_parameters(c);
+  const double copies = 2.0 * c.vocab * c.hidden;
+  CHECK(p.mtp + copies == Approx(14e9).epsilon(0.05));
+  CHECK(p.total + p.mtp + copies == Approx(685e9).epsilon(0.005));
 }

@@ -1177,12 +1177,23 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   }
   const LayerEmitter emit{model,    plan, training,         s,     gpu, profile,
                           slowdown, lora, options.software, recipe};
-  const std::vector<int> per_virtual = layers_per_virtual_stage(plan, model.layers);
+  const PipelineLayout layout = stage_layout(plan, model);
   const int virtual_stages = plan.pp * plan.vp;
   w.stages.resize(static_cast<size_t>(plan.pp));
+  // First decoder layer of each virtual stage, and the hidden states it sends on: the main one
+  // and, past a multi-token-prediction module, that module's too (Megatron-Core concatenates
+  // them along the sequence).
   std::vector<int> first_layer(static_cast<size_t>(virtual_stages), 0);
-  for (int v = 1; v < virtual_stages; ++v)
-    first_layer[v] = first_layer[v - 1] + per_virtual[v - 1];
+  std::vector<int> hidden_states(static_cast<size_t>(virtual_stages), 1);
+  for (int v = 0; v < virtual_stages; ++v) {
+    if (v > 0) {
+      first_layer[v] = first_layer[v - 1] + layout.stages[v - 1].decoders;
+      hidden_states[v] = hidden_states[v - 1];
+    }
+    hidden_states[v] += layout.stages[v].mtp;
+  }
+  // A multi-token-prediction module runs a layer of the last layer's kind (precision, experts).
+  const int mtp_kind = model.layers - 1;
   const double grad_bytes = options.software.gradient_bytes(training.precision);
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
@@ -1202,25 +1213,50 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     for (int chunk = 0; chunk < plan.vp; ++chunk) {
       const int v = chunk * plan.pp + stage;
       ChunkWork c;
+      const PipelineLayout::Stage& part = layout.stages[static_cast<size_t>(v)];
       c.first_layer = first_layer[v];
-      c.layers = per_virtual[v];
-      c.has_embedding = v == 0;
-      c.has_lm_head = v == virtual_stages - 1;
+      c.layers = part.decoders;
+      c.has_embedding = part.embedding;
+      c.has_lm_head = part.loss;
       ProgramBuilder fwd(gpu, profile, options.software);
       ProgramBuilder bwd(gpu, profile, options.software);
       const double T = s.tokens, h = s.hidden;
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
-      if (c.has_embedding) {
+      // The token embedding: looked up for the decoders and, shifted one token per depth, for
+      // each multi-token-prediction module.
+      const auto embed = [&] {
         fwd.memory("embedding", 2.0 * T * h * kActivationBytes);
         emit.tp_reduce(fwd, T * h);
+      };
+      const auto embed_backward = [&] {
+        emit.tp_gather(bwd, T * h);
+        bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
+      };
+      if (c.has_embedding) {
+        embed();
         c.dense_params += vocab * h;
       }
       // Parameters per layer and their data-parallel buckets: layers are grouped, last layer
       // first, until a bucket holds the plan's bucket bytes of gradients (one layer each when 0).
+      // The chunk's multi-token-prediction modules follow its decoder layers: their layer, the
+      // eh_proj (2h -> h, column-parallel) and the enorm, hnorm and final norm.
       std::vector<LayerParams> params;
       for (int l = c.first_layer; l < c.first_layer + c.layers; ++l) {
         params.push_back(layer_params(model, s, l, training.lora_rank, lora));
       }
+      for (int d = 0; d < part.mtp; ++d) {
+        LayerParams p = layer_params(model, s, mtp_kind, training.lora_rank, lora);
+        p.dense += 2.0 * h * h / plan.tp + 3.0 * h;
+        p.linear += 2.0 * h * h / plan.tp;
+        params.push_back(p);
+      }
+      const auto is_mtp = [&](size_t i) { return i >= static_cast<size_t>(c.layers); };
+      const auto layer_of = [&](size_t i) {
+        return is_mtp(i) ? mtp_kind : c.first_layer + static_cast<int>(i);
+      };
+      // Without the embedding, a chunk with MTP modules builds its own copy of it (Megatron-Core's
+      // GPTModel builds one where pre_process or mtp_process), trained and reduced like a layer.
+      const double mtp_embedding = part.mtp > 0 && !c.has_embedding ? vocab * h : 0.0;
       std::vector<int> bucket_of(params.size(), 0);
       {
         const double bucket_bytes = chunk > 0 && options.software.bucket_first_chunk_only
@@ -1250,6 +1286,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       if (!lora) {
         if (c.has_embedding) c.buckets.back().dense += head_params;
         if (c.has_lm_head) c.buckets.front().dense += head_params;
+        c.buckets.front().dense += mtp_embedding;
       }
       // Offloaded layers' activations go to host memory as each layer produces them, hidden by
       // its forward, and come back during the backward of the layer above (offloads()).
@@ -1271,8 +1308,15 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       };
       for (size_t i = 0; i < params.size(); ++i) {
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) gate(fwd, bucket_of[i]);
-        const int layer = c.first_layer + static_cast<int>(i);
+        const int layer = layer_of(i);
         const sim::Time before = fwd.compute_time();
+        if (is_mtp(i)) {
+          // enorm(embedding of the next tokens) and hnorm(hidden), concatenated, projected.
+          embed();
+          fwd.norm("mtp_norms", 2.0 * s.norm_tokens * h, false, emit.rms_norm());
+          emit.tp_gather(fwd, 2.0 * T * h);
+          fwd.gemm("mtp_eh_proj", lm_precision, T, h / plan.tp, 2.0 * h);
+        }
         emit.at(layer, static_cast<int>(i)).forward(fwd, layer);
         c.layer_activations.push_back({emit.activations(layer, plan.recompute == Recompute::full),
                                        emit.activations(layer, true)});
@@ -1282,15 +1326,17 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
       gate(bwd, 0);
-      if (c.has_lm_head) {
+      // The output head and the loss, once for the next token and once per MTP depth (the
+      // modules share the head; each has its own final norm).
+      const int predictions = c.has_lm_head ? 1 + model.mtp_layers : 0;
+      for (int prediction = 0; prediction < predictions; ++prediction) {
         fwd.norm("final_norm", s.norm_tokens * h, false, emit.rms_norm());
         emit.tp_gather(fwd, T * h);
         fwd.gemm("lm_head", lm_precision, T, vocab, h);
         // Cross-entropy over the vocabulary shard, as the software's loss kernel runs it.
         fwd.memory("loss", loss_bytes_per_logit(options.software.loss, false) * T * vocab);
         if (plan.tp > 1) fwd.comm(GroupKind::tp, CollectiveOp::all_reduce, 2.0 * 4.0 * T);
-        c.head_activation_bytes = T * vocab * 4.0 + T * h * kActivationBytes;
-        if (!model.tied_embeddings || plan.pp > 1) c.dense_params += head_params;
+        c.head_activation_bytes += T * vocab * 4.0 + T * h * kActivationBytes;
         // Backward of the head.
         bwd.memory("loss_bwd", loss_bytes_per_logit(options.software.loss, true) * T * vocab);
         bwd.gemm("lm_head_dgrad", lm_precision, T, h, vocab);
@@ -1298,13 +1344,22 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         emit.tp_reduce(bwd, T * h);
         bwd.norm("final_norm_bwd", s.norm_tokens * h, true, emit.rms_norm());
       }
+      if (c.has_lm_head && (!model.tied_embeddings || plan.pp > 1)) c.dense_params += head_params;
+      c.dense_params += mtp_embedding;
       for (size_t i = params.size(); i-- > 0;) {
         // ZeRO-3 gathers each bucket again before its backward (bucket 0, the last layers', was
         // gated before the head).
         if (i + 1 < params.size() && bucket_of[i] != bucket_of[i + 1]) gate(bwd, bucket_of[i]);
-        const int layer = c.first_layer + static_cast<int>(i);
+        const int layer = layer_of(i);
         const sim::Time before = bwd.compute_time();
         emit.at(layer, static_cast<int>(i)).backward(bwd, layer);
+        if (is_mtp(i)) {
+          bwd.gemm("mtp_eh_proj_dgrad", lm_precision, T, 2.0 * h, h / plan.tp);
+          if (!lora) bwd.gemm("mtp_eh_proj_wgrad", lm_precision, 2.0 * h, h / plan.tp, T);
+          emit.tp_reduce(bwd, 2.0 * T * h);
+          bwd.norm("mtp_norms_bwd", 2.0 * s.norm_tokens * h, true, emit.rms_norm());
+          embed_backward();
+        }
         // The next layer's activations come back while this one's backward runs.
         if (i > 0 && offloaded(i - 1)) {
           bwd.host_copy("reload_wait", c.layer_activations[i - 1].kept,
@@ -1315,9 +1370,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         }
       }
       if (c.has_embedding) {
-        emit.tp_gather(bwd, T * h);
-        bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
+        embed_backward();
         bucket_ready(bucket_of.empty() ? 0 : bucket_of.front());
+      } else if (params.empty()) {
+        bucket_ready(0);  // a chunk of the head alone
       }
       // Delayed scaling rolls every quantized tensor's amax history and recomputes its scale
       // once per pass, in one bulk kernel at the end of the FP8 autocast region.
@@ -1337,8 +1393,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       }
       if (!lora)
         c.trainable_params +=
-            (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0);
-      c.p2p_bytes = sim::Bytes::of(T * h * kActivationBytes / (s.sp ? plan.tp : 1));
+            (c.has_embedding ? head_params : 0) + (c.has_lm_head ? head_params : 0) + mtp_embedding;
+      c.p2p_bytes =
+          sim::Bytes::of(hidden_states[v] * T * h * kActivationBytes / (s.sp ? plan.tp : 1));
       sw.dense_params += c.dense_params;
       sw.expert_params += c.expert_params;
       sw.trainable_params += c.trainable_params;

@@ -1323,3 +1323,88 @@ TEST_CASE("Megatron-Core's gradient buckets grow with the data-parallel ranks, N
   CHECK(buckets(c, bridge, 1024, 1).first == 128.0 * 1024 * 1024 * 2);
   CHECK(buckets(c, bridge, 1024, 1).second == 32);
 }
+
+TEST_CASE("an MTP module runs on the loss's stage: its layer, eh_proj and a second head",
+          "[workload][moe]") {
+  Case c = make_case("mixtral-8x7b", 1, 2, 4, 8);
+  c.plan.ep = 4;
+  c.model.seq_len = 4096;
+  const Workload without = build(c);
+  c.model.mtp_layers = 1;
+  const Workload with = build(c);
+  // The first stage does not change.
+  const ChunkWork& first0 = without.stages[0].chunks[0];
+  const ChunkWork& first1 = with.stages[0].chunks[0];
+  CHECK(first1.forward.ops.size() == first0.forward.ops.size());
+  CHECK(first1.forward.compute == first0.forward.compute);
+  CHECK(first1.dense_params == first0.dense_params);
+  // The last runs the module and the head twice.
+  const ChunkWork& last0 = without.stages[1].chunks[0];
+  const ChunkWork& last1 = with.stages[1].chunks[0];
+  CHECK(count_ops(last0.forward, named("mtp_eh_proj")) == 0);
+  CHECK(count_ops(last1.forward, named("mtp_eh_proj")) == 1);
+  CHECK(count_ops(last1.backward, named("mtp_eh_proj_wgrad")) == 1);
+  CHECK(count_ops(last0.forward, named("lm_head")) == 1);
+  CHECK(count_ops(last1.forward, named("lm_head")) == 2);
+  CHECK(count_ops(last1.backward, named("lm_head_dgrad")) == 2);
+  CHECK(last1.head_activation_bytes == 2 * last0.head_activation_bytes);
+  CHECK(last1.layer_activations.size() == last0.layer_activations.size() + 1);
+  CHECK(last1.forward.compute > last0.forward.compute);
+  // Its parameters: one more MoE layer (a quarter of the 8 experts here, ep 4; attention, router
+  // and norms), eh_proj 2h^2, three norms, and its own copy of the embedding (pp > 1).
+  const double h = 4096, experts = 2 * 3 * h * 14336;
+  const double attention = h * (32 + 2 * 8) * 128 + 32 * 128 * h;
+  CHECK(last1.expert_params - last0.expert_params == Approx(experts));
+  CHECK(last1.dense_params - last0.dense_params ==
+        Approx(attention + 2 * h + h * 8 + 2 * h * h + 3 * h + 32000 * h));
+  // Model FLOPs follow the model's count, the module included.
+  TransformerConfig plain = c.model;
+  plain.mtp_layers = 0;
+  CHECK(with.model_flops / without.model_flops ==
+        Approx(training_flops_per_token(c.model, false) / training_flops_per_token(plain, false)));
+}
+
+TEST_CASE("a layout that spells out the default split builds the same workload",
+          "[workload][pipeline][equivalence]") {
+  Case c = make_case("llama3-8b", 1, 4, 2, 16);
+  c.plan.vp = 2;
+  c.plan.balanced_pipeline = true;
+  c.model.layers = 30;  // 8 virtual stages: the ends take the shortfall
+  c.model.mtp_layers = 1;
+  const Workload implicit = build(c);
+  c.plan.pipeline_layout = pipeline_layout_text(stage_layout(c.plan, c.model));
+  const Workload explicit_layout = build(c);
+  for (int stage = 0; stage < 4; ++stage) {
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      const ChunkWork& a = implicit.stages[stage].chunks[chunk];
+      const ChunkWork& b = explicit_layout.stages[stage].chunks[chunk];
+      CHECK(a.layers == b.layers);
+      CHECK(a.forward.compute == b.forward.compute);
+      CHECK(a.backward.compute == b.backward.compute);
+      CHECK(a.dense_params == b.dense_params);
+      CHECK(a.p2p_bytes == b.p2p_bytes);
+    }
+  }
+  CHECK(implicit.model_flops == explicit_layout.model_flops);
+}
+
+TEST_CASE("an MTP module on a stage of its own sends its hidden state on to the loss",
+          "[workload][pipeline]") {
+  Case c = make_case("llama3-8b", 1, 4, 2, 16);
+  c.model.mtp_layers = 1;
+  c.plan.pipeline_layout = "Et*16|t*16|m|L";
+  const Workload w = build(c);
+  const ChunkWork& mtp = w.stages[2].chunks[0];
+  const ChunkWork& loss = w.stages[3].chunks[0];
+  CHECK(mtp.layers == 0);
+  CHECK(count_ops(mtp.forward, named("mtp_eh_proj")) == 1);
+  CHECK(count_ops(mtp.forward, named("embedding")) == 1);  // its own lookup of the next tokens
+  CHECK(count_ops(mtp.forward, named("lm_head")) == 0);
+  CHECK(count_ops(loss.forward, named("lm_head")) == 2);
+  CHECK(count_ops(loss.forward, named("mtp_eh_proj")) == 0);
+  // The main and the module's hidden states, concatenated, go from the module to the loss.
+  CHECK(mtp.p2p_bytes == w.stages[1].chunks[0].p2p_bytes * 2.0);
+  // A chunk of the head alone reduces its gradients once its backward is done.
+  CHECK(count_ops(loss.backward,
+                  [](const WorkOp& op) { return op.kind == WorkOp::Kind::bucket_ready; }) == 1);
+}

@@ -226,6 +226,13 @@ TEST_CASE("counts and ranges of flags are checked", "[hardening][bad-input]") {
                  "--recompute-layers: expected a non-negative integer, got two");
   check_rejected({"run", "--set", "/parallelism/recompute_modules=layernorm,attn"},
                  "/parallelism/recompute_modules: unknown recompute module \"attn\"");
+  check_rejected({"run", "--set", "/parallelism/pipeline_layout=Et*4|(t*4|)*14tm"},
+                 "/parallelism/pipeline_layout: expected the loss (L)");
+  check_rejected({"run", "--pp", "4", "--set", "/parallelism/pipeline_layout=Et*8|t*8|t*8|t*7L"},
+                 "/parallelism/pipeline_layout: expected the model's 32 decoder layers (t) and 0 "
+                 "MTP modules (m), got 31 and 0");
+  check_rejected({"run", "--set", "/model/mtp_layers=-1"},
+                 "/model/mtp_layers: expected a non-negative integer");
   check_rejected({"scale", "--strong-global-batch", "-5"},
                  "--strong-global-batch: expected a positive integer, got -5");
   check_rejected({"scale", "--gpu-counts", "8,-16"}, "--gpu-counts: expected a positive integer");
