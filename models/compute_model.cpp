@@ -92,7 +92,7 @@ double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& pro
   if (assumed != nullptr) *assumed = false;
   if (profile.fitted_in_step) return 1.0;
   const bool bf16 = p == Precision::bf16 || p == Precision::fp16;
-  if (!bf16 && p != Precision::fp8 && p != Precision::mxfp8) return 1.0;
+  if (!bf16 && p != Precision::fp8 && p != Precision::mxfp8 && p != Precision::nvfp4) return 1.0;
   const Precision fit = bf16 ? Precision::bf16 : p;
   const double burst = gpu.peak_tflops(fit) * profile.gemm_for(fit).max_efficiency;
   if (burst <= 0) return 1.0;

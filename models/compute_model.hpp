@@ -22,8 +22,9 @@ double gemm_efficiency(const topologies::GpuSpec& gpu, const ComputeProfile& pro
                        double batch = 1);
 /// The share of its burst matmul rate that a GPU of the Blackwell generation or later holds at
 /// its power limit when it has no measured sustained figure of its own: the H200's measured
-/// shares (bf16; fp8, also for MXFP8, which runs on the same FP8 tensor cores). Sources in
-/// compute_model.cpp.
+/// shares (bf16; fp8, also for MXFP8 and NVFP4, the same tensor cores' block-scaled modes: an
+/// FP4 GEMM is no less power-bound than an FP8 one, and no sustained FP4 figure is published).
+/// Sources in compute_model.cpp.
 inline constexpr double kPowerLimitedShareBf16 = 681.0 / 810.0;
 inline constexpr double kPowerLimitedShareFp8 = 1272.0 / 1428.0;
 
@@ -33,9 +34,9 @@ inline constexpr double kPowerLimitedShareFp8 = 1272.0 / 1428.0;
 /// (GpuSpec::sustained_bf16_tflops, sustained_fp8_tflops) over the rate the same precision's fit
 /// reaches on its best shapes, capped at 1 (a fit to saturated measurements is already
 /// sustained), for bf16/fp16 GEMMs and flash attention (bf16 tensor-core kernels) and for fp8 and
-/// mxfp8 GEMMs. A Blackwell-generation GPU without a figure for the precision takes the
-/// power-limited share above (`*assumed` is then set); other GPUs without one, nvfp4 and tf32,
-/// and a profile fitted to a real step (ComputeProfile::fitted_in_step) run at 1.
+/// mxfp8 and nvfp4 GEMMs. A Blackwell-generation GPU without a figure for the precision takes
+/// the power-limited share above (`*assumed` is then set); other GPUs without one, tf32, and a
+/// profile fitted to a real step (ComputeProfile::fitted_in_step) run at 1.
 double sustained_clock(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
                        topologies::Precision precision, bool* assumed = nullptr);
 /// Seconds for flash attention doing `flops` matmul FLOPs (bf16 tensor cores), each query

@@ -285,9 +285,10 @@ TEST_CASE("a Blackwell GPU without a sustained figure holds the H200's power-lim
   CHECK(assumed);
   CHECK(sustained_clock(gb200, p, Precision::fp8, &assumed) == Approx(1272.0 / 1428.0));
   CHECK(assumed);
-  // MXFP8 runs on the FP8 tensor cores; NVFP4 has no measured share.
+  // MXFP8 and NVFP4 run on the same tensor cores at the same power limit: FP8's share.
   CHECK(sustained_clock(gb200, p, Precision::mxfp8) == Approx(1272.0 / 1428.0));
-  CHECK(sustained_clock(gb200, p, Precision::nvfp4) == 1.0);
+  CHECK(sustained_clock(gb200, p, Precision::nvfp4, &assumed) == Approx(1272.0 / 1428.0));
+  CHECK(assumed);
   // The B200's own bf16 figure (1429 TFLOP/s over its fit's 0.75 x 2250) is not an assumption.
   CHECK(sustained_clock(b200, default_compute_profile(b200), Precision::bf16, &assumed) ==
         Approx(1429.0 / (2250 * 0.75)));

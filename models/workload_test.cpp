@@ -1004,8 +1004,12 @@ TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
   }
   for (int layer : {1, 27}) {
     CHECK(qkv[layer]->gemm.precision == Precision::nvfp4);
-    CHECK(qkv[layer]->duration.s() ==
-          Approx(gemm_seconds(b200, p, Precision::nvfp4, T, 3 * h, h) + p.kernel_gap.s()));
+    // At the power-limited share of the FP4 fit (no sustained FP4 figure: FP8's).
+    const double clock = sustained_clock(b200, p, Precision::nvfp4);
+    CHECK(clock == Approx(kPowerLimitedShareFp8));
+    CHECK(
+        qkv[layer]->duration.s() - qkv[layer]->overhead.s() + p.kernel_gap.s() ==
+        Approx(gemm_seconds(b200, p, Precision::nvfp4, T, 3 * h, h, 1, clock) + p.kernel_gap.s()));
   }
   // Only the 27 quantized layers quantize their 4 inputs (3 kernels each, TE's RHT path).
   CHECK(ops_named(fwd, "cast_nvfp4_rht").size() == 27 * 4);
