@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <span>
 #include <stdexcept>
 
 namespace fabricsim::topologies {
@@ -58,12 +59,29 @@ bool parse_routing_strategy(std::string_view text, RoutingStrategy& out) {
 /// Collects link shares (merging repeats) and the byte-weighted latency of a route.
 struct Router::Accumulator {
   std::vector<sim::LinkShare> shares;
+  /// Where each link sits in `shares`, built only once a sprayed route grows past a few dozen
+  /// links: a single path is found faster by scanning, and allocates nothing.
   std::unordered_map<LinkId, size_t> index;
   double latency_ps = 0;
+  static constexpr size_t kScanned = 32;
 
   void add(const Topology& t, LinkId link, double fraction) {
     latency_ps += fraction * static_cast<double>(t.link(link).latency.ps());
     link = t.resource_of(link);
+    if (shares.size() < kScanned) {
+      for (sim::LinkShare& s : shares) {
+        if (s.link == link) {
+          s.fraction += fraction;
+          return;
+        }
+      }
+      shares.push_back({link, fraction});
+      return;
+    }
+    if (index.empty()) {
+      for (size_t i = 0; i < shares.size(); ++i)
+        index.emplace(shares[i].link, i);
+    }
     const auto [it, inserted] = index.emplace(link, shares.size());
     if (inserted) {
       shares.push_back({link, fraction});
@@ -144,6 +162,7 @@ sim::Route Router::from_domain_switch(GpuRank rank) const {
 
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
                     double fraction, Accumulator& acc) const {
+  if (!spray) return updown_single(src, dst, kind, hash, fraction, acc);
   const Topology& t = topology_;
   using Frontier = std::vector<std::pair<NodeId, double>>;
   auto step = [&](const Frontier& from, auto accept) {
@@ -228,6 +247,110 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   frontier = step(frontier, [&](NodeId, NodeId n) { return n == dst; });
   spray = saved;
   return !frontier.empty();
+}
+
+bool Router::updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash, double fraction,
+                           Accumulator& acc) const {
+  // updown's walk for one path: the frontier is a single node throughout, so each hop picks the
+  // same option updown's would (the hashed index into the matching links in link order) without
+  // building a frontier.
+  const Topology& t = topology_;
+  NodeId x = src;
+  const bool indexed = kind == LinkKind::network && !hops_.empty();
+  const auto choose = [&](size_t count) {
+    return mix(hash ^ (static_cast<uint64_t>(x.value()) << 1)) % count;
+  };
+  const auto take = [&](LinkId l) {
+    acc.add(t, l, fraction);
+    x = t.link(l).dst;
+    return true;
+  };
+  const auto hop = [&](auto accept) {
+    size_t count = 0;
+    for (LinkId l : t.out_links(x)) {
+      const Link& link = t.link(l);
+      if (link.kind == kind && accept(x, link.dst)) ++count;
+    }
+    if (count == 0) return false;
+    size_t pick = choose(count);
+    for (LinkId l : t.out_links(x)) {
+      const Link& link = t.link(l);
+      if (link.kind == kind && accept(x, link.dst) && pick-- == 0) return take(l);
+    }
+    return false;
+  };
+  const auto hop_up = [&] {
+    const std::vector<LinkId>& up = hops_[x.index()].up;
+    return !up.empty() && take(up[choose(up.size())]);
+  };
+  const auto hop_down = [&](int32_t pod) {
+    const auto& down = hops_[x.index()].down;
+    const auto [first, last] =
+        std::equal_range(down.begin(), down.end(), std::pair<int32_t, LinkId>{pod, LinkId::none()},
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto count = static_cast<size_t>(last - first);
+    return count > 0 && take((first + static_cast<std::ptrdiff_t>(choose(count)))->second);
+  };
+  NodeId dst_switch = kNoNode;
+  for (LinkId l : t.out_links(dst)) {
+    const Link& link = t.link(l);
+    if (link.kind == kind && t.node(link.dst).tier >= 1) {
+      dst_switch = link.dst;
+      break;
+    }
+  }
+  if (dst_switch == kNoNode) return false;
+  if (!hop([&](NodeId, NodeId n) { return t.node(n).tier >= 1; })) return false;
+  const Node& a = t.node(x);
+  const Node& d = t.node(dst_switch);
+  if (a.pods.empty() || d.pods.empty()) return false;
+  size_t common = 0;
+  while (common < a.pods.size() && common < d.pods.size() && a.pods[common] != d.pods[common]) {
+    ++common;
+  }
+  if (common >= a.pods.size() || common >= d.pods.size()) return false;
+  for (size_t s = 0; s < common; ++s) {
+    const bool found =
+        indexed ? hop_up()
+                : hop([&](NodeId y, NodeId n) { return t.node(n).tier == t.node(y).tier + 1; });
+    if (!found) return false;
+  }
+  for (size_t s = 0; s < common; ++s) {
+    if (indexed) {
+      // The child's level is the one below x's: tier(x) - 2.
+      const size_t level = static_cast<size_t>(t.node(x).tier) - 2;
+      if (t.node(x).tier < 2 || level >= d.pods.size() || !hop_down(d.pods[level])) return false;
+      continue;
+    }
+    const bool found = hop([&](NodeId y, NodeId n) {
+      const Node& z = t.node(n);
+      const size_t level = static_cast<size_t>(z.tier) - 1;
+      return z.tier + 1 == t.node(y).tier && z.tier >= 1 && level < z.pods.size() &&
+             z.pods[level] == d.pods[level];
+    });
+    if (!found) return false;
+  }
+  // Last hop into the destination, split over parallel links by bandwidth as updown's is (both
+  // lists are in link order).
+  const bool indexed_in = indexed && t.node(dst).tier == 0;
+  const std::span<const LinkId> candidates =
+      indexed_in ? std::span<const LinkId>(hops_[dst.index()].in) : t.out_links(x);
+  const auto last = [&](const Link& link) {
+    return link.kind == kind && link.src == x && link.dst == dst;
+  };
+  double total = 0;
+  for (LinkId l : candidates) {
+    if (last(t.link(l))) total += t.link(l).bandwidth.bytes_per_s();
+  }
+  bool reached = false;
+  for (LinkId l : candidates) {
+    const Link& link = t.link(l);
+    if (last(link)) {
+      acc.add(t, l, fraction * link.bandwidth.bytes_per_s() / total);
+      reached = true;
+    }
+  }
+  return reached;
 }
 
 Router::AggregationTree Router::aggregation_tree(const std::vector<GpuRank>& ranks) const {
@@ -341,6 +464,35 @@ bool Router::shortest_path(NodeId src, NodeId dst, Accumulator& acc) const {
   return true;
 }
 
+void Router::index_hops() {
+  const Topology& t = topology_;
+  hops_.assign(t.node_count(), Hops{});
+  for (size_t i = 0; i < t.node_count(); ++i) {
+    const NodeId x = NodeId::at(i);
+    const Node& node = t.node(x);
+    if (node.tier < 1) continue;
+    Hops& h = hops_[i];
+    for (LinkId l : t.out_links(x)) {
+      const Link& link = t.link(l);
+      if (link.kind != LinkKind::network) continue;
+      const Node& y = t.node(link.dst);
+      if (y.tier == node.tier + 1) h.up.push_back(l);
+      const size_t level = static_cast<size_t>(y.tier) - 1;
+      if (y.tier + 1 == node.tier && y.tier >= 1 && level < y.pods.size()) {
+        h.down.emplace_back(y.pods[level], l);
+      }
+    }
+    std::stable_sort(h.down.begin(), h.down.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  for (size_t i = 0; i < t.link_count(); ++i) {
+    const Link& link = t.link(LinkId::at(i));
+    if (link.kind == LinkKind::network && t.node(link.dst).tier == 0) {
+      hops_[link.dst.index()].in.push_back(LinkId::at(i));
+    }
+  }
+}
+
 sim::Route Router::compute(GpuRank src, GpuRank dst, GpuRank proxy) {
   const Topology& t = topology_;
   Accumulator acc;
@@ -398,6 +550,7 @@ sim::Route Router::compute(GpuRank src, GpuRank dst, GpuRank proxy) {
       sender = t.gpu(owner);
     }
   }
+  if (hops_.empty()) index_hops();
   const uint64_t hash =
       mix(seed_ ^ mix((static_cast<uint64_t>(nic_src.value()) << 32) | nic_dst.value()));
   if (!updown(sender, nic_src, LinkKind::pcie, false, hash, 1.0, acc)) fail();

@@ -74,6 +74,18 @@ class Router {
   sim::Route domain_switch_route(GpuRank rank, bool up) const;
   bool updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash, double fraction,
               Accumulator& acc) const;
+  /// updown without spraying: one path, found without a frontier.
+  bool updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash, double fraction,
+                     Accumulator& acc) const;
+  /// A switch's network links up one tier, and down one tier keyed by the child's pod at the
+  /// child's level (stable: link order within a pod), and an endpoint's links in, so that a path
+  /// through a high-radix Clos looks up its hops instead of scanning every port.
+  struct Hops {
+    std::vector<LinkId> up;
+    std::vector<std::pair<int32_t, LinkId>> down;
+    std::vector<LinkId> in;  ///< an endpoint's network links in, in link order
+  };
+  void index_hops();
   bool shortest_path(NodeId src, NodeId dst, Accumulator& acc) const;
   GpuRank nic_owner(NodeId nic) const;
   bool shares_pcie_switch(NodeId gpu, NodeId nic) const;
@@ -91,6 +103,7 @@ class Router {
   std::unordered_map<uint64_t, sim::Route> cache_;
   std::unordered_map<std::tuple<GpuRank, GpuRank, GpuRank>, sim::Route, TupleHash> proxied_;
   std::unordered_map<NodeId, GpuRank> nic_owner_;
+  std::vector<Hops> hops_;  ///< by node index; built on the first route through the network
 };
 
 }  // namespace fabricsim::topologies

@@ -133,3 +133,29 @@ TEST_CASE("PCIe-only servers route GPU to GPU through the host bridge", "[routin
   CHECK(router.route(GpuRank(0), GpuRank(1)).links.size() == 2);  // same PCIe switch
   CHECK(router.route(GpuRank(0), GpuRank(7)).links.size() == 4);  // via the host
 }
+
+TEST_CASE("an ECMP path is one of the paths spraying spreads over, hop by hop",
+          "[routing][invariant]") {
+  // 16,384 GPUs of dgx-h100 take a three-tier fabric: paths between pods climb to the core and
+  // come down into the destination's pod, each hop looked up in the router's index.
+  const Topology t = preset("dgx-h100", 16384);
+  Router ecmp(t, RoutingStrategy::ecmp, 7);
+  Router spray(t, RoutingStrategy::spray, 7);
+  int core = 0;
+  for (uint32_t dst : {8u, 1000u, 4104u, 9000u, 16383u}) {
+    for (uint32_t src : {0u, 3u, 7u}) {
+      INFO(src << " -> " << dst);
+      const auto& path = ecmp.route(GpuRank(src), GpuRank(dst));
+      const auto& all = spray.route(GpuRank(src), GpuRank(dst));
+      for (const auto& s : path.links) {
+        CHECK(s.fraction == Approx(1.0));
+        bool sprayed = false;
+        for (const auto& a : all.links)
+          sprayed |= a.link == s.link;
+        CHECK(sprayed);
+      }
+      core += count_kind(t, path, NodeKind::switch_, 3);
+    }
+  }
+  CHECK(core > 0);
+}
