@@ -47,6 +47,17 @@ constexpr std::string_view k2606 =
 // B200, GB200); 25.09's run_script.py sets DeepSeek-V3's to mla_up_proj and mlp on H100, with
 // moe_act on GB200.
 
+// 26.04.01: "b200 DSv3 better cfg" (NVIDIA-NeMo/Megatron-Bridge#3368, in v0.4.2's
+// scripts/performance/configs/deepseek/deepseek_workload_base_configs.py,
+// DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2 and _NVFP4_V2): DeepSeek-V3 on B200 at pp 8 x vp 2,
+// EP 32 (the 26.04.01 table's plan) through the DeepEP backend with overlapped all-to-alls;
+// MXFP8 with graphs over attention, the router and its preprocessing and mla_up_proj,mlp
+// recomputed; NVFP4 without graphs, recomputing mla_up_proj, layernorm and moe_act.
+constexpr std::string_view k260401 =
+    "Megatron-Bridge v0.4.2 scripts/performance/configs/deepseek/"
+    "deepseek_workload_base_configs.py (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2, _NVFP4_V2; "
+    "NVIDIA-NeMo/Megatron-Bridge#3368)";
+
 using G = CudaGraphs;
 /// A 26.06 fused-MoE MXFP8 row: full-iteration graphs, overlapped all-to-alls, fused MLP.
 constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view system) {
@@ -125,6 +136,12 @@ constexpr std::array kRecipes = {
             "layernorm,moe_act"),
     BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
                  k2511},
+    modules(overlapped_a2a(BridgeRecipe{"26.04.01", "deepseekv3", "dgx-b200", "mxfp8", G::attention,
+                                        true, 0.0, true, 0, k260401}),
+            "mla_up_proj,mlp"),
+    modules(overlapped_a2a(BridgeRecipe{"26.04.01", "deepseekv3", "dgx-b200", "nvfp4", G::none,
+                                        false, 0.0, true, 0, k260401}),
+            "mla_up_proj,layernorm,moe_act"),
     fused_2606("qwen330ba3b", "gb200-nvl72"),
     fused_2606("qwen330ba3b", "gb300-nvl72"),
     fused_2606("qwen330ba3b", "dgx-b300"),

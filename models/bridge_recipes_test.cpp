@@ -35,6 +35,17 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("25.10", "Qwen3-30B-A3B", "dgx-b200", "fp8") ==
         bridge_recipe("25.09", "Qwen3-30B-A3B", "dgx-b200", "fp8"));
   CHECK(bridge_recipe("26.06.01", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
+  // 26.04.01 moved DeepSeek-V3 on B200 to DeepEP with overlapped all-to-alls (#3368); 26.04
+  // still ran 25.11's alltoall dispatcher.
+  const BridgeRecipe* b200 = bridge_recipe("26.04.01", "DeepSeek-V3", "dgx-b200", "mxfp8");
+  REQUIRE(b200 != nullptr);
+  CHECK(b200->deepep);
+  CHECK(b200->a2a_overlap);
+  CHECK(b200->cuda_graphs == CudaGraphs::attention);
+  CHECK(b200->recompute_modules == "mla_up_proj,mlp");
+  CHECK(bridge_recipe("26.04.01", "DeepSeek-V3", "dgx-b200", "nvfp4")->cuda_graphs ==
+        CudaGraphs::none);
+  CHECK_FALSE(bridge_recipe("26.04", "DeepSeek-V3", "dgx-b200", "mxfp8")->deepep);
   CHECK(bridge_recipe("25.07", "Qwen3-30B-A3B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Llama 3 70B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-a100-80gb", "bf16") == nullptr);
