@@ -160,6 +160,24 @@ sim::Route Router::from_domain_switch(GpuRank rank) const {
   return domain_switch_route(rank, false);
 }
 
+NodeId Router::first_switch(NodeId endpoint, LinkKind kind) const {
+  for (LinkId l : topology_.out_links(endpoint)) {
+    const Link& link = topology_.link(l);
+    if (link.kind == kind && topology_.node(link.dst).tier >= 1) return link.dst;
+  }
+  return kNoNode;
+}
+
+std::optional<size_t> Router::common_levels(const Node& a, const Node& d) {
+  if (a.pods.empty() || d.pods.empty()) return std::nullopt;
+  size_t common = 0;
+  while (common < a.pods.size() && common < d.pods.size() && a.pods[common] != d.pods[common]) {
+    ++common;
+  }
+  if (common >= a.pods.size() || common >= d.pods.size()) return std::nullopt;
+  return common;
+}
+
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
                     double fraction, Accumulator& acc) const {
   if (!spray) return updown_single(src, dst, kind, hash, fraction, acc);
@@ -205,26 +223,16 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   };
 
   // Destination's first-tier switches and the representative one for pod comparison.
-  NodeId dst_switch = kNoNode;
-  for (LinkId l : t.out_links(dst)) {
-    const Link& link = t.link(l);
-    if (link.kind == kind && t.node(link.dst).tier >= 1) {
-      dst_switch = link.dst;
-      break;
-    }
-  }
+  const NodeId dst_switch = first_switch(dst, kind);
   if (dst_switch == kNoNode) return false;
   Frontier frontier =
       step(Frontier{{src, fraction}}, [&](NodeId, NodeId n) { return t.node(n).tier >= 1; });
   if (frontier.empty()) return false;
   const Node& a = t.node(frontier.front().first);
   const Node& d = t.node(dst_switch);
-  if (a.pods.empty() || d.pods.empty()) return false;
-  size_t common = 0;
-  while (common < a.pods.size() && common < d.pods.size() && a.pods[common] != d.pods[common]) {
-    ++common;
-  }
-  if (common >= a.pods.size() || common >= d.pods.size()) return false;
+  const std::optional<size_t> levels = common_levels(a, d);
+  if (!levels) return false;
+  const size_t common = *levels;
   // Up `common` tiers: every up-link stays inside the enclosing pod of a Clos.
   for (size_t s = 0; s < common; ++s) {
     frontier =
@@ -291,24 +299,14 @@ bool Router::updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash,
     const auto count = static_cast<size_t>(last - first);
     return count > 0 && take((first + static_cast<std::ptrdiff_t>(choose(count)))->second);
   };
-  NodeId dst_switch = kNoNode;
-  for (LinkId l : t.out_links(dst)) {
-    const Link& link = t.link(l);
-    if (link.kind == kind && t.node(link.dst).tier >= 1) {
-      dst_switch = link.dst;
-      break;
-    }
-  }
+  const NodeId dst_switch = first_switch(dst, kind);
   if (dst_switch == kNoNode) return false;
   if (!hop([&](NodeId, NodeId n) { return t.node(n).tier >= 1; })) return false;
   const Node& a = t.node(x);
   const Node& d = t.node(dst_switch);
-  if (a.pods.empty() || d.pods.empty()) return false;
-  size_t common = 0;
-  while (common < a.pods.size() && common < d.pods.size() && a.pods[common] != d.pods[common]) {
-    ++common;
-  }
-  if (common >= a.pods.size() || common >= d.pods.size()) return false;
+  const std::optional<size_t> levels = common_levels(a, d);
+  if (!levels) return false;
+  const size_t common = *levels;
   for (size_t s = 0; s < common; ++s) {
     const bool found =
         indexed ? hop_up()

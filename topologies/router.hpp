@@ -74,6 +74,11 @@ class Router {
   sim::Route domain_switch_route(GpuRank rank, bool up) const;
   bool updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash, double fraction,
               Accumulator& acc) const;
+  /// The first switch above `endpoint` over `kind` links: the one its pods are compared by.
+  NodeId first_switch(NodeId endpoint, LinkKind kind) const;
+  /// How many tiers a path climbs from switch `a` to a pod that holds switch `d` (their first
+  /// common pod level); nullopt when the graph carries no pods or they share none.
+  static std::optional<size_t> common_levels(const Node& a, const Node& d);
   /// updown without spraying: one path, found without a frontier.
   bool updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash, double fraction,
                      Accumulator& acc) const;
