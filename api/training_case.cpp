@@ -129,6 +129,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   if (preset != nullptr && !preset->mla) {
     model["head_dim"] = preset->head_dim;
     model["mlp"] = models::mlp_kind_name(preset->mlp);
+    if (preset->qk_norm) model["qk_norm"] = true;
   }
   if (m.mla) {
     // MLA has no separate key/value heads: every query head has its own compressed k/v.

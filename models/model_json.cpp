@@ -235,6 +235,7 @@ TransformerConfig read_model(const JsonValue& v) {
   });
   read_into(r, "bias", false, c.bias, as_bool);
   read_into(r, "mtp_layers", false, c.mtp_layers, non_negative_int);
+  read_into(r, "qk_norm", false, c.qk_norm, as_bool);
   if (auto m = r.optional("moe")) c.moe = read_moe(*m, c.moe);
   if (auto m = r.optional("mla")) c.mla = read_mla(*m, c.mla);
   read_into(r, "source", false, c.source, as_string);
@@ -260,6 +261,7 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
       {"mlp", mlp_kind_name(c.mlp)},
       {"bias", c.bias},
       {"mtp_layers", c.mtp_layers},
+      {"qk_norm", c.qk_norm},
   };
   if (c.moe) {
     const MoeConfig& m = *c.moe;

@@ -17,6 +17,7 @@
 //   mlp              "gelu" | "swiglu" | "squared_relu", default "gelu" (swiglu is gated)
 //   bias             bool, default false: linear and LayerNorm biases (GPT-3, Megatron GPT)
 //   mtp_layers       >= 0, default 0: multi-token-prediction depth (DeepSeek-V3: 1)
+//   qk_norm          bool, default false: RMSNorm over each query and key head (Qwen3)
 //   moe              object: experts, top_k (<= experts), expert_ffn (required unless the preset
 //                    has MoE, whose values are then the defaults); shared_experts (>= 0, default
 //                    0), shared_expert_ffn (> 0 when shared_experts > 0), dense_layers (>= 0,

@@ -86,13 +86,15 @@ TransformerConfig deepseek_v3() {
   return c;
 }
 
-/// Qwen3 MoE: GQA with head width 128 (not hidden / heads), QK-norm, SwiGLU experts, no shared
-/// expert, every layer MoE, untied embeddings.
+/// Qwen3 MoE: GQA with head width 128 (not hidden / heads), QK-norm (the technical report's
+/// section 2: QKV-bias removed, QK-norm introduced), SwiGLU experts, no shared expert, every
+/// layer MoE, untied embeddings.
 TransformerConfig qwen3_moe(std::string name, int layers, int hidden, int heads, int expert_ffn,
                             int ffn, std::string source) {
   TransformerConfig c =
       llama(std::move(name), layers, hidden, ffn, heads, 4, 151936, 4096, std::move(source));
   c.head_dim = 128;
+  c.qk_norm = true;
   MoeConfig m;
   m.experts = 128;
   m.top_k = 8;

@@ -65,6 +65,7 @@ double norm_params(const TransformerConfig& c, double width) {
 /// Norms of one layer: before attention and before the MLP, plus MLA's norms on its latents.
 double layer_norm_params(const TransformerConfig& c) {
   double n = 2 * norm_params(c, c.hidden);
+  if (c.qk_norm && !c.mla) n += 2 * norm_params(c, c.head_dim);  // one per q and k head width
   if (c.mla) {
     n += norm_params(c, c.mla->kv_lora_rank);
     if (c.mla->q_lora_rank > 0) n += norm_params(c, c.mla->q_lora_rank);

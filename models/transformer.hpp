@@ -75,6 +75,9 @@ struct TransformerConfig {
   /// next token, projects their concatenation from 2h to h (eh_proj), runs one transformer layer
   /// of the last layer's kind and predicts one token further through the shared output head.
   int mtp_layers = 0;
+  /// RMSNorm over each query and key head before attention (QK-norm: Qwen3, OLMo 2, Gemma 3;
+  /// Megatron-Core's qk_layernorm). Not with MLA, whose latents have their own norms.
+  bool qk_norm = false;
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::string source;  ///< where the dimensions come from

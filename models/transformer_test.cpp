@@ -190,3 +190,11 @@ TEST_CASE("DeepSeek-V3 with its MTP module is the published 685B", "[model][moe]
   CHECK(p.mtp + copies == Approx(14e9).epsilon(0.05));
   CHECK(p.total + p.mtp + copies == Approx(685e9).epsilon(0.005));
 }
+
+TEST_CASE("QK-norm weighs one head width each for queries and keys per layer", "[model]") {
+  TransformerConfig c = tiny();
+  const double before = count_parameters(c).norms;
+  c.qk_norm = true;
+  CHECK(count_parameters(c).norms - before == 2 * 2 * 4);  // 2 layers x (q, k) x head_dim 4
+  CHECK(flops_per_token(c).dense_matmul == flops_per_token(tiny()).dense_matmul);
+}

@@ -637,6 +637,14 @@ struct LayerEmitter {
     }
   }
 
+  /// QK-norm: an RMSNorm over each query and key head between the QKV GEMM and RoPE, its own
+  /// kernel (Megatron-Core's q_layernorm and k_layernorm, TENorm over the head width).
+  void qk_norm(ProgramBuilder& b, bool backward) const {
+    if (!model.qk_norm || model.mla) return;
+    b.norm(backward ? "qk_norm_bwd" : "qk_norm", s.tokens * (s.q_heads + s.kv_heads) * s.head_dim,
+           backward, true);
+  }
+
   void forward(ProgramBuilder& b, int layer) const {
     const double T = s.tokens, Tn = s.norm_tokens, h = s.hidden;
     const double qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
@@ -663,6 +671,7 @@ struct LayerEmitter {
         b.gemm("qkv", lin(), T, qkv_out, h);
       }
     });
+    qk_norm(b, false);
     rotary(b, false);
     eager_repeat_kv(b, false);
     attention_core(b, false);
@@ -948,6 +957,7 @@ struct LayerEmitter {
     attention_core(b, true);
     eager_repeat_kv(b, true);
     rotary(b, true);
+    qk_norm(b, true);
     if (model.mla) {
       const MlaConfig& a = *model.mla;
       const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
@@ -1001,6 +1011,8 @@ struct LayerEmitter {
     if (!drops(RecomputeModule::layernorm)) bytes += 2 * Tn * h * q;  // QKV and FC1 inputs
     if (!model.mla || !plan.recomputes(RecomputeModule::mla_up_proj))
       bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
+    if (model.qk_norm && !model.mla)
+      bytes += T * (s.q_heads + s.kv_heads) * s.head_dim * a;  // q and k before their norms
     // The attention output, which the attention backward reads too: shared with the projection's
     // input in BF16, beside its quantized copy otherwise.
     bytes += T * s.q_heads * s.v_dim * (a + (low ? q : 0.0));

@@ -1412,3 +1412,30 @@ TEST_CASE("an MTP module on a stage of its own sends its hidden state on to the 
   CHECK(count_ops(loss.backward,
                   [](const WorkOp& op) { return op.kind == WorkOp::Kind::bucket_ready; }) == 1);
 }
+
+TEST_CASE("QK-norm: an RMSNorm over every query and key head, forward and backward", "[workload]") {
+  // Qwen3-30B-A3B at TP 2: 16 query and 2 key heads of width 128 per rank, 4096 tokens.
+  Case c = make_case("qwen3-30b-a3b", 2, 1, 4, 8);
+  c.plan.ep = 8;
+  c.training.seq_len = 4096;
+  REQUIRE(c.model.qk_norm);
+  const Workload with = build(c);
+  const ComputeProfile profile = default_compute_profile(h100());
+  const ChunkWork& chunk = with.stages[0].chunks[0];
+  CHECK(count_ops(chunk.forward, named("qk_norm")) == 48);
+  CHECK(count_ops(chunk.backward, named("qk_norm_bwd")) == 48);
+  // 4 bytes per element forward and 8 backward, at the norm kernels' shares.
+  const double elements = 4096.0 * (16 + 2) * 128;
+  CHECK(gpu_work(find_op(chunk.forward, "qk_norm"), profile) ==
+        Approx(memory_seconds(h100(), profile, 4 * elements) / kNormForwardShare +
+               profile.kernel_gap.s()));
+  CHECK(gpu_work(find_op(chunk.backward, "qk_norm_bwd"), profile) ==
+        Approx(memory_seconds(h100(), profile, 8 * elements) / kNormBackwardShare +
+               profile.kernel_gap.s()));
+  // The un-normed q and k stay for the backward.
+  c.model.qk_norm = false;
+  const Workload without = build(c);
+  CHECK(count_ops(without.stages[0].chunks[0].forward, named("qk_norm")) == 0);
+  CHECK(chunk.layer_activations[0].kept - without.stages[0].chunks[0].layer_activations[0].kept ==
+        Approx(elements * 2));
+}
