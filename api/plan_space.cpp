@@ -148,6 +148,15 @@ PlanSpace enumerate_plans(const ParallelPlan& base, const models::TransformerCon
   std::vector<int> micro;
   for (int mb = 1; mb <= std::max(c.max_micro_batch, 1); ++mb)
     micro.push_back(mb);
+  // A pipeline layout in the base plan is kept for the pipelines of its stage count (the
+  // interleaving it implies is searched too); other pipelines take the default split.
+  size_t layout_stages = 0;
+  if (!base.pipeline_layout.empty()) {
+    std::string error;
+    if (const auto layout = models::parse_pipeline_layout(base.pipeline_layout, &error)) {
+      layout_stages = layout->stages.size();
+    }
+  }
   const int experts = model.moe ? model.moe->experts : 1;
   for (int tp : choices(c, "tp", divisors(gpus), c.max_tp > 0 ? c.max_tp : domain)) {
     for (int cp : choices(c, "cp", divisors(gpus / tp), c.allow_cp ? c.max_cp : 1)) {
@@ -158,7 +167,8 @@ PlanSpace enumerate_plans(const ParallelPlan& base, const models::TransformerCon
         // Interleaving only with equal layer counts per virtual stage (Megatron's rule).
         std::vector<int> interleavings{1};
         for (int v = 2; pp > 1 && v <= c.max_vp && pp * v <= model.layers; ++v) {
-          if (model.layers % (pp * v) == 0) interleavings.push_back(v);
+          const bool laid_out = static_cast<size_t>(pp) * v == layout_stages;
+          if (model.layers % (pp * v) == 0 || laid_out) interleavings.push_back(v);
         }
         const std::vector<int> vps = choices(c, "vp", interleavings, c.allow_vp ? c.max_vp : 1);
         for (int vp : vps) {
@@ -173,6 +183,7 @@ PlanSpace enumerate_plans(const ParallelPlan& base, const models::TransformerCon
               p.ep = ep;
               p.micro_batch = mb;
               p.balanced_pipeline = c.allow_unbalanced && model.layers % (pp * vp) != 0;
+              if (static_cast<size_t>(pp) * vp != layout_stages) p.pipeline_layout.clear();
               space.candidates += per_shape;
               if (auto why = plan_rejection(p, training, model)) {
                 space.rejected[*why] += per_shape;

@@ -80,7 +80,9 @@ struct PlanSpace {
 };
 
 /// Enumerates the plans for `gpus` GPUs. `base` supplies what is not searched (sequence
-/// parallelism, bucket size, overlap switches, order); `domain` is the scale-up domain size.
+/// parallelism, bucket size, overlap switches, order, and a pipeline layout, kept for the
+/// pipelines of its stage count and searched with the interleaving it implies, the default split
+/// elsewhere); `domain` is the scale-up domain size.
 PlanSpace enumerate_plans(const models::ParallelPlan& base, const models::TransformerConfig& model,
                           const models::TrainingConfig& training, int gpus, int domain,
                           const PlanConstraints& constraints);

@@ -179,3 +179,26 @@ TEST_CASE("plan space: --fix items", "[plan]") {
   CHECK_THROWS_WITH(add_fixed(c, "zero=4", "--fix"), Catch::Contains("ZeRO stage 0..3"));
   CHECK_THROWS_WITH(add_fixed(c, "tp", "--fix"), Catch::Contains("size=value"));
 }
+
+TEST_CASE("plan space: a pipeline layout is kept for the pipelines of its stage count", "[plan]") {
+  // DeepSeek-V3 (61 layers and its MTP module) in Megatron-Bridge's 16-stage layout: pp 16, and
+  // the interleavings 8 x 2 and 4 x 4 it implies though 61 layers divide by none.
+  const models::TransformerConfig& model = *models::find_model("deepseek-v3");
+  ParallelPlan base;
+  base.pipeline_layout = "Et*4|(t*4|)*14tmL";
+  PlanConstraints c;
+  c.fixed = {{"tp", 1}, {"cp", 1}, {"ep", 8}, {"micro_batch", 1}, {"zero", 1}};
+  c.recompute = {models::Recompute::selective};
+  const PlanSpace space = enumerate_plans(base, model, training(2048, 4096), 256, 8, c);
+  std::set<std::pair<int, int>> laid_out;
+  for (const ParallelPlan& p : space.plans) {
+    if (p.pp * p.vp == 16) {
+      CHECK(p.pipeline_layout == base.pipeline_layout);
+      laid_out.emplace(p.pp, p.vp);
+    } else {
+      CHECK(p.pipeline_layout.empty());  // the default split
+    }
+    CHECK(validates(p, training(2048, 4096), model));
+  }
+  CHECK(laid_out == std::set<std::pair<int, int>>{{16, 1}, {8, 2}, {4, 4}, {2, 8}});
+}
