@@ -39,9 +39,11 @@ class Router {
   const Topology& topology() const { return topology_; }
   RoutingStrategy strategy() const { return strategy_; }
 
+  /// Routes the cache holds at most; past it, it starts over.
+  static constexpr size_t kRouteCacheCapacity = size_t{1} << 18;
   /// Route from GPU rank `src` to GPU rank `dst` (cached), over network resources (links, and
-  /// the NVLink bundles of Topology::resource_of). Throws std::runtime_error when the graph
-  /// offers no path.
+  /// the NVLink bundles of Topology::resource_of); valid until the next call. Throws
+  /// std::runtime_error when the graph offers no path.
   const sim::Route& route(GpuRank src, GpuRank dst);
   /// Route from GPU rank `src` to GPU rank `dst` (in another domain) leaving through the NIC of
   /// GPU `proxy` (in src's domain): src reaches that NIC over PCIe when it sits under the same

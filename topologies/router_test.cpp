@@ -159,3 +159,21 @@ TEST_CASE("an ECMP path is one of the paths spraying spreads over, hop by hop",
   }
   CHECK(core > 0);
 }
+
+TEST_CASE("a full route cache starts over and gives the same routes", "[routing]") {
+  const Topology t = preset("dgx-h100", 1024);
+  Router cached(t, RoutingStrategy::ecmp, 5);
+  const uint32_t n = 1024;
+  size_t asked = 0;
+  for (uint32_t s = 0; s < n && asked <= Router::kRouteCacheCapacity; ++s) {
+    for (uint32_t d = 0; d < n; ++d, ++asked)
+      cached.route(GpuRank(s), GpuRank(d));
+  }
+  CHECK(cached.cached_routes() <= Router::kRouteCacheCapacity);
+  CHECK(cached.cached_routes() < asked);
+  Router fresh(t, RoutingStrategy::ecmp, 5);
+  for (uint32_t d : {1u, 77u, 513u, 1023u}) {
+    CHECK(hop_names(t, cached.route(GpuRank(3), GpuRank(d))) ==
+          hop_names(t, fresh.route(GpuRank(3), GpuRank(d))));
+  }
+}
