@@ -220,8 +220,9 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
         models::bridge_pipeline(*c.framework->version, m.name, c.system, pp, p.vp.value_or(1));
     if (bridge.mtp_layers > 0) model["mtp_layers"] = bridge.mtp_layers;
     std::string error;
-    const auto layout = models::parse_pipeline_layout(bridge.layout, &error);
-    if (!bridge.layout.empty() && layout && layout->stages.size() % pp == 0) {
+    const auto layout =
+        bridge.layout.empty() ? std::nullopt : models::parse_pipeline_layout(bridge.layout, &error);
+    if (layout && layout->stages.size() % pp == 0) {
       parallelism["pipeline_layout"] = bridge.layout;
       parallelism["vp"] = static_cast<int>(layout->stages.size()) / pp;
     }

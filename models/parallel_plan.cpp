@@ -429,12 +429,21 @@ std::string Placement::order_string() const {
   return out;
 }
 
+namespace {
+
+/// The plan's own layout, which check_plan has accepted; nullopt without one.
+std::optional<PipelineLayout> own_layout(const ParallelPlan& plan) {
+  if (plan.pipeline_layout.empty()) return std::nullopt;
+  std::string error;
+  std::optional<PipelineLayout> layout = parse_pipeline_layout(plan.pipeline_layout, &error);
+  if (!layout) throw std::invalid_argument("pipeline layout: " + error);
+  return layout;
+}
+
+}  // namespace
+
 std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) {
-  if (!plan.pipeline_layout.empty()) {
-    std::string error;
-    const std::optional<PipelineLayout> layout =
-        parse_pipeline_layout(plan.pipeline_layout, &error);
-    if (!layout) throw std::invalid_argument("pipeline layout: " + error);
+  if (const std::optional<PipelineLayout> layout = own_layout(plan)) {
     std::vector<int> out;
     for (const PipelineLayout::Stage& stage : layout->stages)
       out.push_back(stage.decoders);
@@ -471,12 +480,7 @@ std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int layers) 
 }
 
 PipelineLayout stage_layout(const ParallelPlan& plan, const TransformerConfig& model) {
-  if (!plan.pipeline_layout.empty()) {
-    std::string error;
-    std::optional<PipelineLayout> layout = parse_pipeline_layout(plan.pipeline_layout, &error);
-    if (!layout) throw std::invalid_argument("pipeline layout: " + error);
-    return *std::move(layout);
-  }
+  if (std::optional<PipelineLayout> own = own_layout(plan)) return *std::move(own);
   PipelineLayout layout;
   for (const int decoders : layers_per_virtual_stage(plan, model.layers)) {
     layout.stages.push_back({.decoders = decoders});

@@ -18,6 +18,20 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// A Clos hop from `x` up one tier to `n`.
+bool climbs(const Topology& t, NodeId x, NodeId n) {
+  return t.node(n).tier == t.node(x).tier + 1;
+}
+
+/// A Clos hop from `x` down one tier to `n`, a switch in the pod of `d` (the destination's first
+/// switch) at `n`'s level.
+bool descends_toward(const Topology& t, NodeId x, NodeId n, const Node& d) {
+  const Node& y = t.node(n);
+  const size_t level = static_cast<size_t>(y.tier) - 1;
+  return y.tier + 1 == t.node(x).tier && y.tier >= 1 && level < y.pods.size() &&
+         y.pods[level] == d.pods[level];
+}
+
 }  // namespace
 
 std::string_view to_string(RoutingStrategy s) {
@@ -239,18 +253,12 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
   const size_t common = *levels;
   // Up `common` tiers: every up-link stays inside the enclosing pod of a Clos.
   for (size_t s = 0; s < common; ++s) {
-    frontier =
-        step(frontier, [&](NodeId x, NodeId n) { return t.node(n).tier == t.node(x).tier + 1; });
+    frontier = step(frontier, [&](NodeId x, NodeId n) { return climbs(t, x, n); });
     if (frontier.empty()) return false;
   }
   // Down to the destination's level-1 pod: one neighbour per child pod in a Clos.
   for (size_t s = 0; s < common; ++s) {
-    frontier = step(frontier, [&](NodeId x, NodeId n) {
-      const Node& y = t.node(n);
-      const size_t level = static_cast<size_t>(y.tier) - 1;
-      return y.tier + 1 == t.node(x).tier && y.tier >= 1 && level < y.pods.size() &&
-             y.pods[level] == d.pods[level];
-    });
+    frontier = step(frontier, [&](NodeId x, NodeId n) { return descends_toward(t, x, n, d); });
     if (frontier.empty()) return false;
   }
   // Last hop into the destination; spraying across several first-tier chips is already split.
@@ -313,8 +321,7 @@ bool Router::updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash,
   const size_t common = *levels;
   for (size_t s = 0; s < common; ++s) {
     const bool found =
-        indexed ? hop_up()
-                : hop([&](NodeId y, NodeId n) { return t.node(n).tier == t.node(y).tier + 1; });
+        indexed ? hop_up() : hop([&](NodeId y, NodeId n) { return climbs(t, y, n); });
     if (!found) return false;
   }
   for (size_t s = 0; s < common; ++s) {
@@ -324,12 +331,7 @@ bool Router::updown_single(NodeId src, NodeId dst, LinkKind kind, uint64_t hash,
       if (t.node(x).tier < 2 || level >= d.pods.size() || !hop_down(d.pods[level])) return false;
       continue;
     }
-    const bool found = hop([&](NodeId y, NodeId n) {
-      const Node& z = t.node(n);
-      const size_t level = static_cast<size_t>(z.tier) - 1;
-      return z.tier + 1 == t.node(y).tier && z.tier >= 1 && level < z.pods.size() &&
-             z.pods[level] == d.pods[level];
-    });
+    const bool found = hop([&](NodeId y, NodeId n) { return descends_toward(t, y, n, d); });
     if (!found) return false;
   }
   // Last hop into the destination, split over parallel links by bandwidth as updown's is (both
