@@ -130,6 +130,10 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     model["head_dim"] = preset->head_dim;
     model["mlp"] = models::mlp_kind_name(preset->mlp);
     if (preset->qk_norm) model["qk_norm"] = true;
+    if (preset->sliding_window > 0) {
+      model["sliding_window"] = preset->sliding_window;
+      model["full_attention_every"] = preset->full_attention_every;
+    }
   }
   if (m.mla) {
     // MLA has no separate key/value heads: every query head has its own compressed k/v.

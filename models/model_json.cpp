@@ -149,11 +149,17 @@ std::optional<ModelProblem> find_problem(const TransformerConfig& c) {
   // Bounds far above any published model, so that sizes stay in range of the int arithmetic of
   // the workload and a typo cannot ask for a million-layer graph (docs/formats.md).
   const std::tuple<const char*, int, int> limits[] = {
-      {"layers", c.layers, 10'000},      {"hidden", c.hidden, 1 << 20},
-      {"ffn", c.ffn, 1 << 22},           {"heads", c.heads, 1 << 16},
-      {"kv_heads", c.kv_heads, 1 << 16}, {"head_dim", c.head_dim, 1 << 16},
-      {"vocab", c.vocab, 1 << 24},       {"seq_len", c.seq_len, 1 << 24},
+      {"layers", c.layers, 10'000},
+      {"hidden", c.hidden, 1 << 20},
+      {"ffn", c.ffn, 1 << 22},
+      {"heads", c.heads, 1 << 16},
+      {"kv_heads", c.kv_heads, 1 << 16},
+      {"head_dim", c.head_dim, 1 << 16},
+      {"vocab", c.vocab, 1 << 24},
+      {"seq_len", c.seq_len, 1 << 24},
       {"mtp_layers", c.mtp_layers, 16},
+      {"sliding_window", c.sliding_window, 1 << 24},
+      {"full_attention_every", c.full_attention_every, 10'000},
   };
   for (const auto& [field, value, limit] : limits) {
     if (value > limit) {
@@ -163,6 +169,12 @@ std::optional<ModelProblem> find_problem(const TransformerConfig& c) {
   if (c.mtp_layers < 0) {
     return ModelProblem{"mtp_layers",
                         fmt::format("expected an integer >= 0, got {}", c.mtp_layers)};
+  }
+  if (c.full_attention_every > 0 && c.sliding_window == 0) {
+    return ModelProblem{"full_attention_every",
+                        fmt::format("expected a sliding_window for full_attention_every {} to "
+                                    "interleave with, got none",
+                                    c.full_attention_every)};
   }
   if (c.heads % c.kv_heads != 0) {
     return ModelProblem{"kv_heads", fmt::format("expected kv_heads dividing heads ({}), got {}",
@@ -236,6 +248,8 @@ TransformerConfig read_model(const JsonValue& v) {
   read_into(r, "bias", false, c.bias, as_bool);
   read_into(r, "mtp_layers", false, c.mtp_layers, non_negative_int);
   read_into(r, "qk_norm", false, c.qk_norm, as_bool);
+  read_into(r, "sliding_window", false, c.sliding_window, non_negative_int);
+  read_into(r, "full_attention_every", false, c.full_attention_every, non_negative_int);
   if (auto m = r.optional("moe")) c.moe = read_moe(*m, c.moe);
   if (auto m = r.optional("mla")) c.mla = read_mla(*m, c.mla);
   read_into(r, "source", false, c.source, as_string);
@@ -262,6 +276,8 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
       {"bias", c.bias},
       {"mtp_layers", c.mtp_layers},
       {"qk_norm", c.qk_norm},
+      {"sliding_window", c.sliding_window},
+      {"full_attention_every", c.full_attention_every},
   };
   if (c.moe) {
     const MoeConfig& m = *c.moe;

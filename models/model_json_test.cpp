@@ -94,6 +94,14 @@ TEST_CASE("bad model input names the place", "[model][bad-input]") {
   CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "seq_len": 3000000000})"),
                     Catch::StartsWith("m.json: /seq_len: expected a positive integer below 2^31"));
   CHECK_THROWS_WITH(read(R"(["llama3-8b"])"), Catch::StartsWith("m.json: /: expected an object"));
+  CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "sliding_window": -4})"),
+                    Catch::StartsWith("m.json: /sliding_window: expected a non-negative integer"));
+  CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "full_attention_every": 2})"),
+                    "m.json: /full_attention_every: expected a sliding_window for "
+                    "full_attention_every 2 to interleave with, got none");
+  // GPT-OSS's window can be switched off, and its alternation with it.
+  CHECK(read(R"({"preset": "gpt-oss-120b", "sliding_window": 0, "full_attention_every": 0})")
+            .sliding_window == 0);
 }
 
 TEST_CASE("validate_model checks configs built in code", "[model][bad-input]") {

@@ -112,10 +112,14 @@ TransformerConfig gpt_oss_120b() {
       "with the clamped gate x sigmoid(1.702 x) (up + 1) (swiglu_limit 7), vocab 201088, "
       "untied; its attention and expert biases are not counted as parameters (<0.1%), but applying "
       "the expert biases is timed; 116.83B total, 5.13B "
-      "active counting the embedding once. "
-      "The training length is not published (4096 here); the banded attention of every other "
-      "layer (window 128) and the attention sinks are not modelled.");
+      "active counting the embedding once. Every other layer, from the first, attends "
+      "through a sliding window of 128 tokens (config.json sliding_window 128, layer_types "
+      "alternating sliding_attention and full_attention). "
+      "The training length is not published (4096 here); the attention sinks (a learned "
+      "softmax offset per head) are not modelled.");
   c.head_dim = 64;
+  c.sliding_window = 128;
+  c.full_attention_every = 2;
   c.mlp = MlpKind::quick_geglu;
   MoeConfig m;
   m.experts = 128;

@@ -104,6 +104,21 @@ bool is_moe_layer(const TransformerConfig& config, int layer) {
   return m.moe_layer_freq <= 1 || layer % m.moe_layer_freq == 0;
 }
 
+bool is_windowed_layer(const TransformerConfig& config, int layer) {
+  if (layer < 0 || layer >= config.layers) {
+    throw std::out_of_range("layer " + std::to_string(layer) + " outside a model of " +
+                            std::to_string(config.layers) + " layers");
+  }
+  if (config.sliding_window <= 0) return false;
+  const int every = config.full_attention_every;
+  return every <= 0 || (layer + 1) % every != 0;
+}
+
+double windowed_span(double span, double window) {
+  if (window <= 0 || window >= span) return span;
+  return 2.0 * window - window * window / span;
+}
+
 int moe_layer_count(const TransformerConfig& config) {
   int n = 0;
   for (int layer = 0; layer < config.layers; ++layer) {

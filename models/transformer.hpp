@@ -78,6 +78,14 @@ struct TransformerConfig {
   /// RMSNorm over each query and key head before attention (QK-norm: Qwen3, OLMo 2, Gemma 3;
   /// Megatron-Core's qk_layernorm). Not with MLA, whose latents have their own norms.
   bool qk_norm = false;
+  /// Sliding-window (banded causal) attention: a query attends to itself and the `sliding_window`
+  /// tokens before it (0 = every layer attends to the whole sequence). GPT-OSS: 128, Mistral 7B
+  /// v0.1: 4096; Megatron-Core's window_size (sliding_window, 0).
+  int sliding_window = 0;
+  /// With a window, every `full_attention_every`-th layer (layers N-1, 2N-1, ...) attends to the
+  /// whole sequence instead (GPT-OSS: 2, alternating; Gemma 3: 6); 0 = every layer is banded.
+  /// Megatron-Core's window_attn_skip_freq.
+  int full_attention_every = 0;
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::string source;  ///< where the dimensions come from
@@ -90,6 +98,14 @@ struct TransformerConfig {
 bool is_moe_layer(const TransformerConfig& config, int layer);
 /// How many layers have routed experts.
 int moe_layer_count(const TransformerConfig& config);
+/// Whether layer `layer` (0-based) attends through the sliding window. Throws std::out_of_range
+/// for a layer outside the model.
+bool is_windowed_layer(const TransformerConfig& config, int layer);
+/// Keys a query attends to on average over a sequence of `span` tokens through a window of
+/// `window` tokens on each side (0 = no window), before any causal halving: each query sees
+/// [i - w, i + w] within the sequence, 2w - w^2/span of them on average (span when w >= span).
+/// A causal banded layer attends half of it, as a causal full layer attends half the span.
+double windowed_span(double span, double window);
 
 /// Weights of one MLA layer's up projections, which expand the compressed latents: the queries
 /// (none without a query latent) and the keys and values. What Megatron-Core's mla_up_proj

@@ -1,5 +1,6 @@
 #include "models/transformer.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <stdexcept>
 
@@ -197,4 +198,30 @@ TEST_CASE("QK-norm weighs one head width each for queries and keys per layer", "
   c.qk_norm = true;
   CHECK(count_parameters(c).norms - before == 2 * 2 * 4);  // 2 layers x (q, k) x head_dim 4
   CHECK(flops_per_token(c).dense_matmul == flops_per_token(tiny()).dense_matmul);
+}
+
+TEST_CASE("sliding windows: which layers are banded and the keys a query sees", "[model]") {
+  TransformerConfig c = tiny();
+  CHECK_FALSE(is_windowed_layer(c, 0));
+  c.sliding_window = 8;
+  CHECK(is_windowed_layer(c, 0));
+  CHECK(is_windowed_layer(c, 1));
+  c.full_attention_every = 2;  // GPT-OSS: banded, full, banded, full...
+  CHECK(is_windowed_layer(c, 0));
+  CHECK_FALSE(is_windowed_layer(c, 1));
+  CHECK_THROWS_AS(is_windowed_layer(c, 2), std::out_of_range);
+  const TransformerConfig& gpt_oss = preset("gpt-oss-120b");
+  CHECK(gpt_oss.sliding_window == 128);
+  CHECK(is_windowed_layer(gpt_oss, 34));
+  CHECK_FALSE(is_windowed_layer(gpt_oss, 35));
+  // Queries see [i - w, i + w] of the sequence: 2w - w^2/S on average, S once w reaches S.
+  CHECK(windowed_span(4096, 0) == 4096);
+  CHECK(windowed_span(4096, 4096) == 4096);
+  CHECK(windowed_span(4096, 128) == Approx(256 - 4.0));
+  // Summed over every query of a short sequence, exactly.
+  const int S = 64, w = 5;
+  double keys = 0;
+  for (int i = 0; i < S; ++i)
+    keys += std::min(i + w, S - 1) - std::max(i - w, 0);
+  CHECK(windowed_span(S, w) == Approx(keys / S).epsilon(0.02));
 }

@@ -576,15 +576,20 @@ struct LayerEmitter {
             s.tokens * s.q_heads * s.v_dim, backward);
   }
 
-  /// Keys a query attends to on average: half the span for causal masks.
-  double span() const { return s.attention_span * (training.causal ? 0.5 : 1.0); }
+  /// Keys a query of `layer` attends to on average: the span, or what its sliding window leaves
+  /// of it, halved for causal masks.
+  double span(int layer) const { return keys(layer) * (training.causal ? 0.5 : 1.0); }
+  double keys(int layer) const {
+    return is_windowed_layer(model, layer) ? windowed_span(s.attention_span, model.sliding_window)
+                                           : s.attention_span;
+  }
 
   /// The head width attention kernels see: the mean of the q/k and v widths (MLA: 192 and 128).
   double head_width() const { return 0.5 * (s.head_dim + s.v_dim); }
 
-  double attention_flops() const {
+  double attention_flops(int layer) const {
     const double causal = training.causal ? 0.5 : 1.0;
-    return 2.0 * s.tokens * s.attention_span * s.q_heads * (s.head_dim + s.v_dim) * causal;
+    return 2.0 * s.tokens * keys(layer) * s.q_heads * (s.head_dim + s.v_dim) * causal;
   }
 
   /// Attention that writes the scores to HBM: QK^T and PV as batched GEMMs over every (sequence,
@@ -612,14 +617,17 @@ struct LayerEmitter {
     b.gemm("attn_dk", Precision::bf16, span, s.head_dim, span, batch);
   }
 
-  void attention_core(ProgramBuilder& b, bool backward) const {
+  /// Flash attention; a banded layer's kernel skips the tiles outside its window (cuDNN's and
+  /// FlashAttention's sliding window), the unfused path's full score matrix does not.
+  void attention_core(ProgramBuilder& b, int layer, bool backward) const {
     if (training.unfused_attention) {
       unfused_attention(b, backward);
       return;
     }
-    const double flops = attention_flops() * (backward ? 2.5 : 1.0);
+    const double flops = attention_flops(layer) * (backward ? 2.5 : 1.0);
+    const double attended = span(layer);
     if (s.cp <= 1) {
-      b.attention(backward ? "attn_bwd" : "attn", flops, backward, span(), head_width());
+      b.attention(backward ? "attn_bwd" : "attn", flops, backward, attended, head_width());
       return;
     }
     // Ring attention: each step computes on one KV block while the next block travels.
@@ -628,11 +636,11 @@ struct LayerEmitter {
       if (step + 1 < s.cp) {
         b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
                      slowdown, [&] {
-                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span(),
+                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, attended,
                                    head_width());
                      });
       } else {
-        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, span(), head_width());
+        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, attended, head_width());
       }
     }
   }
@@ -674,7 +682,7 @@ struct LayerEmitter {
     qk_norm(b, false);
     rotary(b, false);
     eager_repeat_kv(b, false);
-    attention_core(b, false);
+    attention_core(b, layer, false);
     eager_attention_layout(b, false);
     reduced_gemm(b, T * h, [&] {
       quantize_activation(b, Producer::standalone, T * s.q_heads * s.v_dim);
@@ -954,7 +962,7 @@ struct LayerEmitter {
                   [&] { b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h); });
     if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
     eager_attention_layout(b, true);
-    attention_core(b, true);
+    attention_core(b, layer, true);
     eager_repeat_kv(b, true);
     rotary(b, true);
     qk_norm(b, true);

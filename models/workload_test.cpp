@@ -184,6 +184,55 @@ TEST_CASE("attention kernels: half the scores with a causal mask", "[workload]")
   }
 }
 
+TEST_CASE("sliding-window layers attend to their band, full layers to the sequence", "[workload]") {
+  // Llama 2 7B at 4096 tokens with a 512-token window on every layer but every fourth: a
+  // banded query sees 2w - w^2/S keys before the causal halving (S = 4096, w = 512), a full one
+  // S; the kernel's ramp sees the attended keys. Model FLOPs keep the full-attention convention.
+  const auto attention_ops = [](const PassProgram& p) {
+    std::vector<const WorkOp*> out;
+    for (const WorkOp& op : p.ops) {
+      if (op.kind == WorkOp::Kind::compute && op.compute == ComputeKind::attention)
+        out.push_back(&op);
+    }
+    return out;
+  };
+  Case full = make_case("llama2-7b", 1, 1, 8, 8);
+  Case banded = full;
+  banded.model.sliding_window = 512;
+  banded.model.full_attention_every = 4;
+  const Workload a = build(full), b = build(banded);
+  const auto fa = attention_ops(a.stages[0].chunks[0].forward);
+  const auto fb = attention_ops(b.stages[0].chunks[0].forward);
+  REQUIRE(fa.size() == 32);
+  REQUIRE(fb.size() == 32);
+  const double S = 4096, w = 512;
+  for (int layer = 0; layer < 32; ++layer) {
+    INFO("layer " << layer);
+    const bool windowed = (layer + 1) % 4 != 0;
+    CHECK(is_windowed_layer(banded.model, layer) == windowed);
+    const double ratio = windowed ? (2 * w - w * w / S) / S : 1.0;
+    CHECK(fb[layer]->flops == Approx(fa[layer]->flops * ratio).epsilon(1e-12));
+    if (windowed) CHECK(fb[layer]->duration > fa[layer]->duration * ratio);  // a shorter ramp
+    if (windowed) CHECK(fb[layer]->duration < fa[layer]->duration * ratio * 1.5);
+    if (!windowed) CHECK(fb[layer]->duration == fa[layer]->duration);
+  }
+  CHECK(b.model_flops == a.model_flops);
+  CHECK(b.executed_flops < a.executed_flops);
+  // A window as long as the sequence, or every layer full, is full attention, bit for bit.
+  for (auto [window, every] : {std::pair{4096, 0}, {8192, 2}, {512, 1}}) {
+    Case same = full;
+    same.model.sliding_window = window;
+    same.model.full_attention_every = every;
+    const Workload c = build(same);
+    CHECK(c.stages[0].chunks[0].forward.compute == a.stages[0].chunks[0].forward.compute);
+    CHECK(c.stages[0].chunks[0].backward.compute == a.stages[0].chunks[0].backward.compute);
+  }
+  // The unfused path computes the whole score matrix whatever the mask.
+  full.training.unfused_attention = banded.training.unfused_attention = true;
+  CHECK(build(banded).stages[0].chunks[0].forward.compute ==
+        build(full).stages[0].chunks[0].forward.compute);
+}
+
 TEST_CASE("kernel durations come from the compute model plus the gap", "[workload]") {
   // Every kernel costs its modelled time plus the inter-kernel gap, and at least the launch.
   Case c = make_case("llama2-7b", 1, 1, 8, 8);
