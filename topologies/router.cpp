@@ -526,6 +526,9 @@ sim::Route Router::compute(GpuRank src, GpuRank dst, GpuRank proxy) {
     scale_up(gs, gd);
     return finish();
   }
+  // A network route climbs and descends the Clos from NIC to NIC beside its PCIe hops: a dozen
+  // links in a 4-tier fabric, reserved once rather than grown link by link.
+  acc.shares.reserve(12);
   NodeId nic_src = t.gpu_nic(src);
   const NodeId nic_dst = t.gpu_nic(dst);
   if (nic_src == kNoNode || nic_dst == kNoNode) fail();
