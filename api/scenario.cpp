@@ -159,6 +159,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
       sc.lowering.software.eager_elementwise = *choice.eager_elementwise;
     if (choice.fused_moe_mlp) sc.lowering.software.fused_moe_mlp = *choice.fused_moe_mlp;
     if (choice.moe_a2a_overlap) sc.lowering.software.moe_a2a_overlap = *choice.moe_a2a_overlap;
+    if (choice.fp8_attention) sc.lowering.software.fp8_attention = *choice.fp8_attention;
     // The fused MLP's expert GEMMs are grouped kernels.
     if (sc.lowering.software.fused_moe_mlp)
       sc.lowering.software.grouped_gemm = models::GroupedGemmKernel::fused;
@@ -254,6 +255,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"eager_elementwise", stack.eager_elementwise},
           {"fused_moe_mlp", stack.fused_moe_mlp},
           {"moe_a2a_overlap", stack.moe_a2a_overlap},
+          {"fp8_attention", stack.fp8_attention},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

@@ -739,6 +739,16 @@ constexpr Setting kSettings[] = {
                     "the next one, slowing it while it holds SMs"},
         {[](const JsonValue& v, SettingTarget& t) { t.software.moe_a2a_overlap = v.as_bool(); },
          [](const Scenario& s) -> json { return s.lowering.software.moe_a2a_overlap; }}),
+    row({.pointer = "/software/fp8_attention",
+         .kind = SettingKind::boolean,
+         .type = "boolean",
+         .fallback = "the preset's",
+         .meaning = "attention runs in FP8 in the layers the precision recipe quantizes "
+                    "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
+                    "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
+                    "in BF16"},
+        {[](const JsonValue& v, SettingTarget& t) { t.software.fp8_attention = v.as_bool(); },
+         [](const Scenario& s) -> json { return s.lowering.software.fp8_attention; }}),
     row({.pointer = "/software/eager_elementwise",
          .kind = SettingKind::boolean,
          .type = "boolean",

@@ -31,6 +31,7 @@ struct SoftwareChoice {
   std::optional<bool> eager_elementwise;  ///< eager_elementwise, over the preset's
   std::optional<bool> fused_moe_mlp;      ///< fused_moe_mlp, over the preset's
   std::optional<bool> moe_a2a_overlap;    ///< moe_a2a_overlap, over the preset's
+  std::optional<bool> fp8_attention;      ///< fp8_attention, over the preset's
 };
 
 /// What the settings are read into.

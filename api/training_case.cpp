@@ -209,6 +209,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
     if (recipe->fused_moe_mlp) software["fused_moe_mlp"] = true;
     if (recipe->a2a_overlap) software["moe_a2a_overlap"] = true;
+    if (recipe->fp8_attention) software["fp8_attention"] = true;
     if (!recipe->recompute_modules.empty())
       parallelism["recompute_modules"] = std::string(recipe->recompute_modules);
     // A misprint is a fact of one release's table; a later release that falls back on these

@@ -36,11 +36,12 @@ constexpr std::string_view k2511_ep =
 // 26.06: scripts/performance/configs/<family>/*_workload_base_configs.py at v0.5.0
 // (2026-06-16), the MXFP8 presets on GB200, GB300 and B300: cuda_graph_impl full_iteration,
 // moe_a2a_overlap, cutedsl_fused_grouped_mlp, HybridEP (modelled as all-to-all) and, except
-// DeepSeek-V3 on GB200, fp8_dot_product_attention (not modelled). Qwen3-30B-A3B on H100 runs
+// DeepSeek-V3 on GB200, fp8_dot_product_attention. Qwen3-30B-A3B on H100 runs
 // HybridEP without overlap or graphs.
 constexpr std::string_view k2606 =
     "Megatron-Bridge v0.5.0 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
-    "*_workload_base_configs.py (cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp)";
+    "*_workload_base_configs.py (cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
+    "fp8_dot_product_attention)";
 // 25.11's moe_a2a_overlap: the same v0.2.0 files set it for Qwen3-235B-A22B on B200 and H100,
 // Qwen3-30B-A3B and DeepSeek-V3 on H100. Their recompute_modules: DeepSeek-V3 mla_up_proj
 // (GB200, B200; with mlp on H100; moe_act on GB300), GPT-OSS 120B layernorm and moe_act (H100,
@@ -68,7 +69,13 @@ constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view syste
                       .cuda_graphs = G::full,
                       .source = k2606,
                       .fused_moe_mlp = true,
-                      .a2a_overlap = true};
+                      .a2a_overlap = true,
+                      .fp8_attention = true};
+}
+/// A row without FP8 attention.
+constexpr BridgeRecipe bf16_attention(BridgeRecipe r) {
+  r.fp8_attention = false;
+  return r;
 }
 /// A row whose layers also recompute `names` (recompute_modules).
 constexpr BridgeRecipe modules(BridgeRecipe r, std::string_view names) {
@@ -148,7 +155,7 @@ constexpr std::array kRecipes = {
     BridgeRecipe{"26.06", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2606},
     fused_2606("qwen3235ba22b", "gb200-nvl72"),
     fused_2606("qwen3235ba22b", "gb300-nvl72"),
-    fused_2606("deepseekv3", "gb200-nvl72"),
+    bf16_attention(fused_2606("deepseekv3", "gb200-nvl72")),
     fused_2606("deepseekv3", "gb300-nvl72"),
     fused_2606("gptoss120b", "gb200-nvl72"),
     fused_2606("gptoss120b", "gb300-nvl72"),

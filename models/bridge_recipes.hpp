@@ -27,6 +27,7 @@ struct BridgeRecipe {
   std::string_view source;
   bool fused_moe_mlp = false;  ///< cutedsl_fused_grouped_mlp (SoftwareStack::fused_moe_mlp)
   bool a2a_overlap = false;    ///< moe_a2a_overlap (SoftwareStack::moe_a2a_overlap)
+  bool fp8_attention = false;  ///< fp8_dot_product_attention (SoftwareStack::fp8_attention)
   /// recompute_modules beyond the attention core (ParallelPlan::recompute_modules), as
   /// models::parse_recompute_modules reads them; empty: none.
   std::string_view recompute_modules = {};

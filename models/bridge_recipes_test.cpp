@@ -57,6 +57,12 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(fused->fused_moe_mlp);
   CHECK(fused->a2a_overlap);
   CHECK(fused->cuda_graphs == CudaGraphs::full);
+  // ... and FP8 attention, except DeepSeek-V3 on GB200 (its preset does not set it).
+  CHECK(fused->fp8_attention);
+  CHECK(bridge_recipe("26.06", "DeepSeek-V3", "gb300-nvl72", "mxfp8")->fp8_attention);
+  CHECK_FALSE(bridge_recipe("26.06", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->fp8_attention);
+  CHECK(bridge_recipe("26.06", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->fused_moe_mlp);
+  CHECK_FALSE(bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "mxfp8")->fp8_attention);
   CHECK(bridge_recipe("26.06", "Qwen3-30B-A3B", "gb200-nvl72", "bf16") ==
         bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "bf16"));
   // 25.11 overlaps the all-to-alls where its scripts set moe_a2a_overlap.

@@ -65,6 +65,13 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
 /// Triton FlashAttention (not measured across widths).
 double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward);
 
+/// How much faster cuDNN's FP8 fused attention runs than its BF16 one: NVIDIA's cuDNN 9
+/// announcement measures cuDNN's SDPA on an H200 at up to 2x the best PyTorch eager attention in
+/// BF16 and up to 3x in FP8 ("Accelerating Transformers with NVIDIA cuDNN 9", NVIDIA technical
+/// blog, 2024), 1.5x over one baseline. Taken for the backward and for Blackwell's MXFP8
+/// attention too (assumed: neither is published).
+inline constexpr double kFp8AttentionSpeedup = 3.0 / 2.0;
+
 /// Normalization kernels (LayerNorm, RMSNorm) stream more slowly than elementwise kernels: they
 /// reduce over each row before writing it, and the backward makes two passes (row statistics,
 /// then the gradient) and reduces the weight gradient across rows. Their rates as shares of an

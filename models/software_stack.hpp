@@ -103,6 +103,10 @@ struct SoftwareStack {
   /// other's compute): modelled as each all-to-all running beside the block's compute up to the
   /// next one, which it slows while it holds SMs.
   bool moe_a2a_overlap = false;
+  /// Attention in FP8 in quantized layers (Transformer Engine's fp8_dpa, Megatron-Bridge's
+  /// fp8_dot_product_attention): cuDNN's FP8 (MXFP8 on Blackwell) fused attention, its inputs
+  /// cast to FP8 before it and its output back after it.
+  bool fp8_attention = false;
   /// FP8 with per-tensor current scaling instead of delayed scaling (amax history); the recipe
   /// itself is models/precision_recipe.
   bool fp8_current_scaling = false;

@@ -74,11 +74,14 @@ class ProgramBuilder {
     body();
     split_ = saved;
   }
-  /// Flash attention of `flops` matmul FLOPs, heads `head_dim` wide (mean of q/k and v).
-  void attention(const char* name, double flops, bool backward, double span, double head_dim) {
+  /// Flash attention of `flops` matmul FLOPs, heads `head_dim` wide (mean of q/k and v), in FP8
+  /// when `fp8` (cuDNN's FP8 kernel).
+  void attention(const char* name, double flops, bool backward, double span, double head_dim,
+                 bool fp8 = false) {
     const double library =
         attention_library_factor(software_.attention, gpu_.generation, backward) *
-        attention_head_dim_factor(software_.attention, head_dim, backward);
+        attention_head_dim_factor(software_.attention, head_dim, backward) *
+        (fp8 ? kFp8AttentionSpeedup : 1.0);
     const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
     compute(name, ComputeKind::attention,
             attention_seconds(gpu_, profile_, flops, backward, span) / library / clock, flops);
@@ -626,23 +629,34 @@ struct LayerEmitter {
     }
     const double flops = attention_flops(layer) * (backward ? 2.5 : 1.0);
     const double attended = span(layer);
+    // FP8 attention (fp8_dpa without fp8_mha): Transformer Engine casts q, k and v to FP8 before
+    // the kernel and its output back to BF16 after it; backward the output gradient in and the
+    // q, k, v gradients out. A cast reads 2 bytes and writes 1 per value.
+    const bool fp8 = software.fp8_attention && quantized;
+    const double qkv = s.tokens * (s.q_heads + 2.0 * s.kv_heads) * s.head_dim;
+    const double out = s.tokens * s.q_heads * s.v_dim;
+    if (fp8)
+      b.memory(backward ? "attn_fp8_cast_bwd" : "attn_fp8_cast", 3.0 * (backward ? out : qkv));
+    auto kernel = [&](double parts) {
+      b.attention(backward ? "attn_bwd" : "attn", flops / parts, backward, attended, head_width(),
+                  fp8);
+    };
     if (s.cp <= 1) {
-      b.attention(backward ? "attn_bwd" : "attn", flops, backward, attended, head_width());
-      return;
-    }
-    // Ring attention: each step computes on one KV block while the next block travels.
-    const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
-    for (int step = 0; step < s.cp; ++step) {
-      if (step + 1 < s.cp) {
-        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
-                     slowdown, [&] {
-                       b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, attended,
-                                   head_width());
-                     });
-      } else {
-        b.attention(backward ? "attn_bwd" : "attn", flops / s.cp, backward, attended, head_width());
+      kernel(1.0);
+    } else {
+      // Ring attention: each step computes on one KV block while the next block travels.
+      const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
+      for (int step = 0; step < s.cp; ++step) {
+        if (step + 1 < s.cp) {
+          b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
+                       slowdown, [&] { kernel(s.cp); });
+        } else {
+          kernel(s.cp);
+        }
       }
     }
+    if (fp8)
+      b.memory(backward ? "attn_fp8_uncast_bwd" : "attn_fp8_uncast", 3.0 * (backward ? qkv : out));
   }
 
   /// QK-norm: an RMSNorm over each query and key head between the QKV GEMM and RoPE, its own

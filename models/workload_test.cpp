@@ -1488,3 +1488,43 @@ TEST_CASE("QK-norm: an RMSNorm over every query and key head, forward and backwa
   CHECK(chunk.layer_activations[0].kept - without.stages[0].chunks[0].layer_activations[0].kept ==
         Approx(elements * 2));
 }
+
+TEST_CASE("FP8 attention: cuDNN's FP8 kernel in quantized layers, with its casts", "[workload]") {
+  // Llama 3 8B in FP8 on one H100: T = 8192 tokens, 32 query and 8 KV heads of 128.
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  c.training.precision = Precision::fp8;
+  const ComputeProfile p = default_compute_profile(h100());
+  LoweringOptions bf16;
+  LoweringOptions fp8 = bf16;
+  fp8.software.fp8_attention = true;
+  const auto chunk = [&](const LoweringOptions& o) {
+    return build_workload(c.model, c.plan, c.training, h100(), p, o).stages[0].chunks[0];
+  };
+  const ChunkWork a = chunk(bf16), b = chunk(fp8);
+  // Layer 15's kernels (the recipe may keep the first and last layers in BF16).
+  for (const char* name : {"attn", "attn_bwd"}) {
+    INFO(name);
+    const bool fwd = std::string_view(name) == "attn";
+    const WorkOp& x = *ops_named(fwd ? a.forward : a.backward, name)[15];
+    const WorkOp& y = *ops_named(fwd ? b.forward : b.backward, name)[15];
+    // (durations are whole picoseconds)
+    CHECK((y.duration - y.overhead).s() ==
+          Approx((x.duration - x.overhead).s() / kFp8AttentionSpeedup).epsilon(1e-8));
+    CHECK(y.flops == x.flops);
+  }
+  // q, k, v in and the output out, forward; the output gradient in and q, k, v's out, backward:
+  // 3 bytes per value each.
+  const double T = 8192, qkv = T * (32 + 2 * 8) * 128.0, out = T * 32 * 128.0;
+  CHECK(gpu_work(find_op(b.forward, "attn_fp8_cast"), p) ==
+        Approx(memory_seconds(h100(), p, 3 * qkv) + p.kernel_gap.s()));
+  CHECK(gpu_work(find_op(b.forward, "attn_fp8_uncast"), p) ==
+        Approx(memory_seconds(h100(), p, 3 * out) + p.kernel_gap.s()));
+  CHECK(gpu_work(find_op(b.backward, "attn_fp8_cast_bwd"), p) ==
+        Approx(memory_seconds(h100(), p, 3 * out) + p.kernel_gap.s()));
+  CHECK(gpu_work(find_op(b.backward, "attn_fp8_uncast_bwd"), p) ==
+        Approx(memory_seconds(h100(), p, 3 * qkv) + p.kernel_gap.s()));
+  CHECK(count_ops(a.forward, named("attn_fp8_cast")) == 0);
+  // BF16 layers (a BF16 run, or layers the recipe keeps in BF16) attend in BF16.
+  c.training.precision = Precision::bf16;
+  CHECK(chunk(fp8).forward.compute == chunk(bf16).forward.compute);
+}
