@@ -39,6 +39,8 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   }
   c.sustained_clock =
       models::sustained_clock(scenario_gpu(s), profile.compute, p, &c.sustained_assumed);
+  c.fp8_attention = s.lowering.software.fp8_attention && p != topologies::Precision::bf16 &&
+                    p != topologies::Precision::fp16 && p != topologies::Precision::tf32;
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
   c.announced = s.preset->announced;
@@ -62,6 +64,7 @@ nlohmann::json confidence_to_json(const Confidence& c) {
           {"sustained_clock", c.sustained_clock},
           {"sustained_assumed", c.sustained_assumed},
           {"attention_memory_host", "documented defaults (not fitted)"},
+          {"fp8_attention", c.fp8_attention},
           {"software", {{"preset", c.software}, {"documented", c.software_documented}}},
           {"announced", c.announced},
           {"unmeasured", c.unmeasured},
@@ -89,6 +92,11 @@ std::string confidence_line(const Confidence& c) {
                                            : "one GPU's sustained rate");
   }
   out += "; attention, memory-bound and host costs: documented defaults";
+  if (c.fp8_attention) {
+    out += fmt::format(
+        "; FP8 attention at {:.1f}x BF16 (one H200 figure; backward and Blackwell assumed)",
+        models::kFp8AttentionSpeedup);
+  }
   out += fmt::format("; software {} ({})", c.software,
                      c.software_documented ? "documented" : "framework unknown: default stack");
   if (c.announced) {

@@ -27,6 +27,9 @@ struct Confidence {
   double sustained_clock = 1;
   /// The sustained share is assumed (a Blackwell GPU without a figure of its own takes the H200's).
   bool sustained_assumed = false;
+  /// Attention runs in FP8 (software.fp8_attention in a quantized run), at a speed-up over BF16
+  /// that rests on one H200 figure (models::kFp8AttentionSpeedup).
+  bool fp8_attention = false;
   std::string software;  ///< the software preset
   bool software_documented = false;
   /// The preset's figures are announcements, not a measured product (Vera Rubin).

@@ -72,6 +72,21 @@ TEST_CASE("fp16 runs on bf16's fit and says so", "[confidence]") {
   CHECK(b.gemm_median == a.gemm_median);
 }
 
+TEST_CASE("confidence says where FP8 attention's speed-up comes from", "[confidence]") {
+  const auto line = [](const std::vector<std::string>& sets) {
+    const Scenario s = scenario(sets);
+    return confidence_line(
+        assess_confidence(calibration::profile_for(s.system(), scenario_gpu(s), ""), s));
+  };
+  CHECK_THAT(line({"/training/precision=fp8", "/software/framework=megatron-bridge",
+                   "/software/fp8_attention=true"}),
+             Catch::Contains("FP8 attention at 1.5x BF16"));
+  // In BF16 the setting runs nothing in FP8.
+  CHECK_THAT(line({"/software/framework=megatron-bridge", "/software/fp8_attention=true"}),
+             !Catch::Contains("FP8 attention"));
+  CHECK_THAT(line({"/training/precision=fp8"}), !Catch::Contains("FP8 attention"));
+}
+
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
   const Scenario s =
       scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
