@@ -325,6 +325,13 @@ std::vector<GridCase> uncontended_grid() {
   Setup pipelined = llama(8, 1, 2, 2, 8);
   pipelined.plan.vp = 2;
   add("TP1 PP2 VP2 DP2", pipelined);
+  // Banded layers (every other one full) with FP8 attention in an FP8 run.
+  Setup banded = llama(4, 2, 1, 4, 8);
+  banded.model.sliding_window = 512;
+  banded.model.full_attention_every = 2;
+  banded.training.precision = topologies::Precision::fp8;
+  banded.software.fp8_attention = true;
+  add("TP2 DP4, sliding window, FP8 attention", banded);
   return grid;
 }
 
