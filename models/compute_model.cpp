@@ -139,7 +139,10 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
   return 1.0;
 }
 
-double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward) {
+namespace {
+
+/// The softmax term d0 of a library's width law (attention_head_dim_factor); 0 without one.
+double softmax_width(AttentionKernel kernel, bool backward) {
   // d0 from torch SDPA on an H200 (calibration/data/h200-2026-12-04/kernels.json: 2k-16k tokens,
   // causal and not, batch x 32 heads): the median rate ratio of width 64 to 128 is, forward /
   // backward, 0.684 / 0.842 for the cuDNN backend and 0.868 / 0.900 for FlashAttention-2, which
@@ -151,24 +154,34 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool b
   // overshoots what is published (FA3 reaches 740 TFLOP/s at width 256, the paper's abstract,
   // against 648 at 128 in Fig. 5: 1.14x, where d0 = 56 would give 1.21), so wider heads keep the
   // width-128 rate.
-  double d0 = 0;
   switch (kernel) {
     case AttentionKernel::cudnn:
-      d0 = backward ? 30 : 110;
-      break;
+      return backward ? 30 : 110;
     case AttentionKernel::flash3:
-      d0 = backward ? 30 : 56;
-      break;
+      return backward ? 30 : 56;
     case AttentionKernel::flash2:
-      d0 = backward ? 16 : 23;
-      break;
+      return backward ? 16 : 23;
     case AttentionKernel::flash_triton:
     case AttentionKernel::unfused:
-      return 1.0;
+      return 0;
   }
+  return 0;
+}
+
+}  // namespace
+
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward) {
+  const double d0 = softmax_width(kernel, backward);
   constexpr double kCalibrated = 128;
-  if (head_dim <= 0 || head_dim >= kCalibrated) return 1.0;
+  if (d0 <= 0 || head_dim <= 0 || head_dim >= kCalibrated) return 1.0;
   return head_dim / (head_dim + d0) * (kCalibrated + d0) / kCalibrated;
+}
+
+double attention_exp_rate_factor(AttentionKernel kernel, double head_dim, bool backward,
+                                 double exp_rate) {
+  const double d0 = softmax_width(kernel, backward);
+  if (d0 <= 0 || head_dim <= 0 || exp_rate == 1) return 1.0;
+  return (head_dim + d0) / (head_dim + d0 / exp_rate);
 }
 
 // kNormForwardShare, kNormBackwardShare: PyTorch's fused kernels on an H200 of this workplace

@@ -65,6 +65,13 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
 /// Triton FlashAttention (not measured across widths).
 double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward);
 
+/// How much faster an attention library runs on a GPU whose exponential units are `exp_rate`
+/// times its generation's (Blackwell Ultra: 2), at head width `head_dim`: the softmax term d0 of
+/// attention_head_dim_factor's law shrinks by that factor, so efficiency d / (d + d0) becomes
+/// d / (d + d0 / exp_rate). 1 where the library has no such term (unfused, Triton).
+double attention_exp_rate_factor(AttentionKernel kernel, double head_dim, bool backward,
+                                 double exp_rate);
+
 /// How much faster cuDNN's FP8 fused attention runs than its BF16 one: NVIDIA's cuDNN 9
 /// announcement measures cuDNN's SDPA on an H200 at up to 2x the best PyTorch eager attention in
 /// BF16 and up to 3x in FP8 ("Accelerating Transformers with NVIDIA cuDNN 9", NVIDIA technical

@@ -230,6 +230,28 @@ TEST_CASE("attention libraries: FA2 is slower and FA3 faster forward on Hopper, 
   CHECK(attention_library_factor(AttentionKernel::flash3, GpuGeneration::blackwell, false) == 1.0);
 }
 
+TEST_CASE("Blackwell Ultra's doubled exponential rate shrinks attention's softmax term",
+          "[compute]") {
+  // efficiency d / (d + d0) becomes d / (d + d0 / 2): cuDNN forward (d0 = 110) at width 128 runs
+  // 238 / 183 = 1.30x, backward (d0 = 30) 158 / 143 = 1.10x; MLA's width 160 forward 1.26x.
+  using topologies::find_gpu;
+  CHECK(find_gpu("B300")->exp_rate == 2);
+  CHECK(find_gpu("GB300")->exp_rate == 2);
+  CHECK(find_gpu("GB200")->exp_rate == 1);
+  CHECK(find_gpu("H100-SXM5")->exp_rate == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, false, 2) == Approx(238.0 / 183.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, true, 2) == Approx(158.0 / 143.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 160, false, 2) == Approx(270.0 / 215.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::flash2, 128, false, 2) == Approx(151.0 / 139.5));
+  // No softmax term, no gain; a rate of 1 changes nothing.
+  CHECK(attention_exp_rate_factor(AttentionKernel::unfused, 128, false, 2) == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::flash_triton, 128, false, 2) == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 1) == 1);
+  // Narrow heads gain more than wide ones.
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 2) >
+        attention_exp_rate_factor(AttentionKernel::cudnn, 256, false, 2));
+}
+
 TEST_CASE("the Triton FlashAttention runs 1/1.8 of FlashAttention-2", "[compute]") {
   using topologies::GpuGeneration;
   for (const GpuGeneration g : {GpuGeneration::ampere, GpuGeneration::hopper}) {

@@ -81,6 +81,7 @@ class ProgramBuilder {
     const double library =
         attention_library_factor(software_.attention, gpu_.generation, backward) *
         attention_head_dim_factor(software_.attention, head_dim, backward) *
+        attention_exp_rate_factor(software_.attention, head_dim, backward, gpu_.exp_rate) *
         (fp8 ? kFp8AttentionSpeedup : 1.0);
     const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
     compute(name, ComputeKind::attention,

@@ -56,6 +56,22 @@ double GpuSpec::peak_tflops(Precision p) const {
   return 0.0;
 }
 
+namespace {
+
+/// Blackwell Ultra doubles the special-function units' throughput over Blackwell for the
+/// exponential of softmax (MUFU.EX2): NVIDIA technical blog "Making Softmax More Efficient with
+/// NVIDIA Blackwell Ultra" (2026-02), which measures ~2x MUFU.EX2 throughput on GB300 over
+/// GB200. Rubin's is not published: 1.
+std::vector<GpuSpec> with_exp_rates(std::vector<GpuSpec> catalog) {
+  constexpr double kUltraExpRate = 2;
+  for (GpuSpec& g : catalog) {
+    if (g.id == "B300" || g.id == "GB300") g.exp_rate = kUltraExpRate;
+  }
+  return catalog;
+}
+
+}  // namespace
+
 const std::vector<GpuSpec>& gpu_catalog() {
   // SM counts are not in hardware.json; they come from NVIDIA's architecture whitepapers (A100:
   // 108 SMs; H100 SXM5: 132 SMs, as the H200 and H800 that share the GH100 configuration; the
@@ -85,7 +101,7 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // 900 GB/s bidirectional to Grace (GB200; GB300 sits on the same Grace superchip link) and
   // 1.8 TB/s to Vera (VR-HYPERAI). Link rates: a copy engine reaches somewhat less.
   constexpr double kPcieGen4 = 32, kPcieGen5 = 64, kPcieGen6 = 128, kGraceC2c = 450, kVeraC2c = 900;
-  static const std::vector<GpuSpec> catalog = {
+  static const std::vector<GpuSpec> catalog = with_exp_rates({
       {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
        1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional.", 0,
        0, kPcieGen4},
@@ -132,7 +148,7 @@ const std::vector<GpuSpec>& gpu_catalog() {
        "80 GB HBM2e at 2.0 TB/s, 300-350 W, 114 SMs (H100 whitepaper). Used by "
        "generic-h100-pcie-eth; no NVLink bridges are modelled.",
        0, 0, kPcieGen5},
-  };
+  });
   return catalog;
 }
 

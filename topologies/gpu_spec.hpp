@@ -44,6 +44,9 @@ struct GpuSpec {
   /// GPU <-> host memory, one direction, GB/s: the PCIe link of an x86 server or NVLink-C2C to a
   /// Grace/Vera CPU (what activation offloading copies over; 0 = unknown).
   double host_link_gb_per_s = 0;
+  /// Throughput of the special-function units' exponential (MUFU.EX2, softmax's cost in flash
+  /// attention) relative to the generation's: 2 on Blackwell Ultra (B300, GB300), 1 elsewhere.
+  double exp_rate = 1;
 
   /// Dense peak for a precision; 0 when the GPU has none. mxfp8 runs at the fp8 rate and nvfp4 at
   /// the fp4 rate on the GPUs that support them (Blackwell).
