@@ -1528,3 +1528,28 @@ TEST_CASE("FP8 attention: cuDNN's FP8 kernel in quantized layers, with its casts
   c.training.precision = Precision::bf16;
   CHECK(chunk(fp8).forward.compute == chunk(bf16).forward.compute);
 }
+
+TEST_CASE("Blackwell Ultra runs attention at its exponential units' rate", "[workload]") {
+  // The same GB300 with Blackwell's exponential rate: only the attention kernels differ, by the
+  // width law's factor (Llama 3 8B: heads of 128, cuDNN).
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  const topologies::GpuSpec ultra = *topologies::find_gpu("GB300");
+  topologies::GpuSpec plain = ultra;
+  plain.exp_rate = 1;
+  const ComputeProfile p = default_compute_profile(ultra);
+  LoweringOptions o;
+  o.software.attention = AttentionKernel::cudnn;
+  const ChunkWork a = build_workload(c.model, c.plan, c.training, ultra, p, o).stages[0].chunks[0];
+  const ChunkWork b = build_workload(c.model, c.plan, c.training, plain, p, o).stages[0].chunks[0];
+  for (const char* name : {"attn", "attn_bwd"}) {
+    INFO(name);
+    const bool fwd = std::string_view(name) == "attn";
+    const WorkOp& x = find_op(fwd ? a.forward : a.backward, name);
+    const WorkOp& y = find_op(fwd ? b.forward : b.backward, name);
+    CHECK((y.duration - y.overhead).s() ==
+          Approx((x.duration - x.overhead).s() *
+                 attention_exp_rate_factor(AttentionKernel::cudnn, 128, !fwd, 2))
+              .epsilon(1e-8));
+  }
+  CHECK(find_op(a.forward, "qkv").duration == find_op(b.forward, "qkv").duration);
+}
