@@ -23,13 +23,20 @@ bool climbs(const Topology& t, NodeId x, NodeId n) {
   return t.node(n).tier == t.node(x).tier + 1;
 }
 
+/// For a Clos hop from `x` down one tier to switch `n`: `n`'s level (its tier - 1), at which its
+/// pod is compared; nullopt when the hop does not descend to a switch with a pod there.
+std::optional<size_t> descent_level(const Topology& t, NodeId x, NodeId n) {
+  const Node& y = t.node(n);
+  const size_t level = static_cast<size_t>(y.tier) - 1;
+  if (y.tier + 1 != t.node(x).tier || y.tier < 1 || level >= y.pods.size()) return std::nullopt;
+  return level;
+}
+
 /// A Clos hop from `x` down one tier to `n`, a switch in the pod of `d` (the destination's first
 /// switch) at `n`'s level.
 bool descends_toward(const Topology& t, NodeId x, NodeId n, const Node& d) {
-  const Node& y = t.node(n);
-  const size_t level = static_cast<size_t>(y.tier) - 1;
-  return y.tier + 1 == t.node(x).tier && y.tier >= 1 && level < y.pods.size() &&
-         y.pods[level] == d.pods[level];
+  const std::optional<size_t> level = descent_level(t, x, n);
+  return level && t.node(n).pods[*level] == d.pods[*level];
 }
 
 }  // namespace
@@ -199,6 +206,7 @@ std::optional<size_t> Router::common_levels(const Node& a, const Node& d) {
 bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t hash,
                     double fraction, Accumulator& acc) const {
   if (!spray) return updown_single(src, dst, kind, hash, fraction, acc);
+  // Sprayed: every hop splits over its options by bandwidth.
   const Topology& t = topology_;
   using Frontier = std::vector<std::pair<NodeId, double>>;
   auto step = [&](const Frontier& from, auto accept) {
@@ -214,17 +222,10 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
         }
       }
       if (options.empty()) return Frontier{};
-      if (spray) {
-        for (LinkId l : options) {
-          const double share = f * t.link(l).bandwidth.bytes_per_s() / total;
-          acc.add(t, l, share);
-          next.emplace_back(t.link(l).dst, share);
-        }
-      } else {
-        const LinkId l =
-            options[mix(hash ^ (static_cast<uint64_t>(x.value()) << 1)) % options.size()];
-        acc.add(t, l, f);
-        next.emplace_back(t.link(l).dst, f);
+      for (LinkId l : options) {
+        const double share = f * t.link(l).bandwidth.bytes_per_s() / total;
+        acc.add(t, l, share);
+        next.emplace_back(t.link(l).dst, share);
       }
     }
     // Merge repeated nodes so the frontier stays small.
@@ -262,10 +263,7 @@ bool Router::updown(NodeId src, NodeId dst, LinkKind kind, bool spray, uint64_t 
     if (frontier.empty()) return false;
   }
   // Last hop into the destination; spraying across several first-tier chips is already split.
-  const bool saved = spray;
-  spray = true;  // a single option per switch here
   frontier = step(frontier, [&](NodeId, NodeId n) { return n == dst; });
-  spray = saved;
   return !frontier.empty();
 }
 
@@ -479,11 +477,9 @@ void Router::index_hops() {
     for (LinkId l : t.out_links(x)) {
       const Link& link = t.link(l);
       if (link.kind != LinkKind::network) continue;
-      const Node& y = t.node(link.dst);
-      if (y.tier == node.tier + 1) h.up.push_back(l);
-      const size_t level = static_cast<size_t>(y.tier) - 1;
-      if (y.tier + 1 == node.tier && y.tier >= 1 && level < y.pods.size()) {
-        h.down.emplace_back(y.pods[level], l);
+      if (climbs(t, x, link.dst)) h.up.push_back(l);
+      if (const std::optional<size_t> level = descent_level(t, x, link.dst)) {
+        h.down.emplace_back(t.node(link.dst).pods[*level], l);
       }
     }
     std::stable_sort(h.down.begin(), h.down.end(),
