@@ -4,6 +4,7 @@
 
 #include "api/training_run.hpp"
 #include "models/compute_model.hpp"
+#include "models/precision_recipe.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -39,8 +40,10 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   }
   c.sustained_clock =
       models::sustained_clock(scenario_gpu(s), profile.compute, p, &c.sustained_assumed);
-  c.fp8_attention = s.lowering.software.fp8_attention && p != topologies::Precision::bf16 &&
-                    p != topologies::Precision::fp16 && p != topologies::Precision::tf32;
+  // FP8 attention runs where the precision recipe quantizes (models/workload).
+  c.fp8_attention =
+      s.lowering.software.fp8_attention &&
+      models::precision_recipe(s.training, s.lowering.software, s.model.layers).quantizes();
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
   c.announced = s.preset->announced;
