@@ -35,6 +35,14 @@ constexpr SettingIo boolean_field(Get get) {
           echo_of(get)};
 }
 
+/// A switch of the `software` section over the stack preset's: read into the choice's `Choice`,
+/// echoed from the resolved stack's `Stack`.
+template <auto Choice, auto Stack>
+constexpr SettingIo software_switch() {
+  return {[](const JsonValue& v, SettingTarget& t) { t.software.*Choice = v.as_bool(); },
+          [](const Scenario& s) -> json { return s.lowering.software.*Stack; }};
+}
+
 template <class Get>
 constexpr SettingIo count_field(Get get) {
   return {[](const JsonValue& v, SettingTarget& t) { *Get{}(t.scenario) = v.as_positive_int32(); },
@@ -718,8 +726,8 @@ constexpr Setting kSettings[] = {
          .meaning = "the MoE router and the dispatcher's preprocessing are captured in CUDA "
                     "graphs too (Transformer Engine scopes moe_router, moe_preprocess); the "
                     "dropless dispatcher's host sync stays"},
-        {[](const JsonValue& v, SettingTarget& t) { t.software.graph_moe_router = v.as_bool(); },
-         [](const Scenario& s) -> json { return s.lowering.software.graph_moe_router; }}),
+        software_switch<&SoftwareChoice::graph_moe_router,
+                        &models::SoftwareStack::graph_moe_router>()),
     row({.pointer = "/software/fused_moe_mlp",
          .kind = SettingKind::boolean,
          .type = "boolean",
@@ -728,8 +736,7 @@ constexpr Setting kSettings[] = {
                     "cutedsl_fused_grouped_mlp): one kernel per expert GEMM, the GLU activation "
                     "and FC2's input quantization in FC1's epilogue, no host sync (the MoE block "
                     "can be graphed)"},
-        {[](const JsonValue& v, SettingTarget& t) { t.software.fused_moe_mlp = v.as_bool(); },
-         [](const Scenario& s) -> json { return s.lowering.software.fused_moe_mlp; }}),
+        software_switch<&SoftwareChoice::fused_moe_mlp, &models::SoftwareStack::fused_moe_mlp>()),
     row({.pointer = "/software/moe_a2a_overlap",
          .kind = SettingKind::boolean,
          .type = "boolean",
@@ -737,8 +744,8 @@ constexpr Setting kSettings[] = {
          .meaning = "expert-parallel all-to-alls overlap compute (Megatron-Core's "
                     "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
                     "the next one, slowing it while it holds SMs"},
-        {[](const JsonValue& v, SettingTarget& t) { t.software.moe_a2a_overlap = v.as_bool(); },
-         [](const Scenario& s) -> json { return s.lowering.software.moe_a2a_overlap; }}),
+        software_switch<&SoftwareChoice::moe_a2a_overlap,
+                        &models::SoftwareStack::moe_a2a_overlap>()),
     row({.pointer = "/software/fp8_attention",
          .kind = SettingKind::boolean,
          .type = "boolean",
@@ -747,8 +754,7 @@ constexpr Setting kSettings[] = {
                     "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
                     "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
                     "in BF16"},
-        {[](const JsonValue& v, SettingTarget& t) { t.software.fp8_attention = v.as_bool(); },
-         [](const Scenario& s) -> json { return s.lowering.software.fp8_attention; }}),
+        software_switch<&SoftwareChoice::fp8_attention, &models::SoftwareStack::fp8_attention>()),
     row({.pointer = "/software/eager_elementwise",
          .kind = SettingKind::boolean,
          .type = "boolean",
@@ -756,8 +762,8 @@ constexpr Setting kSettings[] = {
          .meaning = "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "
                     "fp32, one kernel per elementwise op, repeated GQA keys and values); `false` "
                     "for fused kernels (Transformer Engine, torch.compile)"},
-        {[](const JsonValue& v, SettingTarget& t) { t.software.eager_elementwise = v.as_bool(); },
-         [](const Scenario& s) -> json { return s.lowering.software.eager_elementwise; }}),
+        software_switch<&SoftwareChoice::eager_elementwise,
+                        &models::SoftwareStack::eager_elementwise>()),
 
     // the calibration profile
     row({.pointer = "/calibration",
