@@ -1,6 +1,7 @@
 #include "api/training_case.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "models/bridge_recipes.hpp"
 #include "models/model_presets.hpp"
@@ -102,6 +103,22 @@ int launch_segment(const calibration::Case& c) {
   return 0;
 }
 
+/// How the case's model encodes positions: its preset's, else its family's where the name says
+/// it (MPT: ALiBi, llm-foundry's MPT configs `alibi: true` and the MPT-7B model card; GPT-3 and
+/// Megatron's "GPT <size>" models: learned absolute embeddings, Brown et al. 2020 and Megatron-LM's
+/// and NeMo's default learned_absolute), else rotary, the default of current models.
+models::PositionEncoding case_position(const calibration::CaseModel& m,
+                                       const models::TransformerConfig* preset) {
+  if (preset != nullptr) return preset->position;
+  const std::string key = models::model_name_key(m.name);
+  if (key.starts_with("mpt")) return models::PositionEncoding::alibi;
+  if (key.size() > 3 && key.starts_with("gpt") &&
+      std::isdigit(static_cast<unsigned char>(key[3])) != 0) {
+    return models::PositionEncoding::learned;
+  }
+  return models::PositionEncoding::rope;
+}
+
 }  // namespace
 
 nlohmann::json training_case_scenario(const calibration::Case& c) {
@@ -135,6 +152,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
       model["full_attention_every"] = preset->full_attention_every;
     }
   }
+  model["position"] = models::position_encoding_name(case_position(m, preset));
   if (m.mla) {
     // MLA has no separate key/value heads: every query head has its own compressed k/v.
     model["kv_heads"] = m.heads;

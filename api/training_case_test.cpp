@@ -106,6 +106,32 @@ TEST_CASE("a case takes the head width and gate of the model preset of its name"
   CHECK(other.model.mlp == models::MlpKind::swiglu);
 }
 
+TEST_CASE("a case's positions are its preset's, else its family's, else rotary", "[validate]") {
+  calibration::Case c = moe_case();
+  c.model->moe.reset();
+  c.model->mla.reset();
+  c.model->attention.reset();
+  c.parallelism->ep.reset();
+  const auto position = [&] { return read(training_case_scenario(c)).model.position; };
+  name_model(c, "MPT-7b", 32, 4096, 32, std::nullopt);
+  CHECK(position() == models::PositionEncoding::alibi);
+  name_model(c, "GPT 1.7B", 24, 2304, 24, std::nullopt);
+  CHECK(position() == models::PositionEncoding::learned);
+  name_model(c, "GPT-3 20B (NeMo)", 44, 6144, 48, std::nullopt);
+  CHECK(position() == models::PositionEncoding::learned);
+  name_model(c, "Nemotron-3 22B", 40, 6144, 48, std::nullopt);
+  CHECK(position() == models::PositionEncoding::rope);
+  name_model(c, "Llama-2 7B", 32, 4096, 32, std::nullopt);
+  CHECK(position() == models::PositionEncoding::rope);
+  // GPT-OSS is not a "GPT <size>": its preset says YaRN.
+  name_model(c, "GPT-OSS 120B", 36, 2880, 64, 8);
+  c.model->ffn = 2880;
+  CHECK(position() == models::PositionEncoding::yarn);
+  // Another shape under that name is not the preset: rotary, the default.
+  c.model->kv_heads = 4;
+  CHECK(position() == models::PositionEncoding::rope);
+}
+
 TEST_CASE("an unstated vocabulary is the named model's, else the documented default",
           "[validate]") {
   calibration::Case c = moe_case();

@@ -33,6 +33,16 @@ inline constexpr EagerOp kEagerRmsNorm{{36.0, 7}, {68.0, 11}};
 /// (4 + 4), downcast (4 + 2); the backward runs the same three.
 inline constexpr EagerOp kEagerRotary{{20.0, 3}, {20.0, 3}};
 
+/// Megatron-Core's PyTorch rotary (rope_utils.py _apply_rotary_pos_emb_bshd, core_v0.15.0), which
+/// Megatron stacks run when the fused kernel cannot apply the embedding (YaRN's scale), in bf16
+/// per q or k element: t * cos (2 + 2), _rotate_half's negation of one half (1 + 1) and the
+/// concatenation (2 + 2), the product with sin (2 + 2), the sum (4 + 2) and the concatenation with
+/// the unrotated rest, a copy even when empty (2 + 2), beside the cos and sin of the frequencies
+/// (a cos or sin, the scale and the cast each: 6 small kernels); backward the two products'
+/// gradients (2 + 2 each), the negation's (1 + 1), the halves joined back (2 + 2) and the two paths
+/// summed (4 + 2).
+inline constexpr EagerOp kMcoreRotary{{24.0, 12}, {20.0, 5}};
+
 /// SwiGLU per element of the FFN width, `silu(x1) * x3`: silu (2 + 2) and the product (4 + 2);
 /// backward the product's two gradients (6 + 6) and silu's (6).
 inline constexpr EagerOp kEagerSwiglu{{10.0, 2}, {18.0, 3}};

@@ -250,6 +250,13 @@ TransformerConfig read_model(const JsonValue& v) {
   read_into(r, "qk_norm", false, c.qk_norm, as_bool);
   read_into(r, "sliding_window", false, c.sliding_window, non_negative_int);
   read_into(r, "full_attention_every", false, c.full_attention_every, non_negative_int);
+  read_into(r, "position", false, c.position, [](const JsonValue& x) {
+    const std::string kind = x.as_enum({"rope", "yarn", "learned", "alibi"});
+    if (kind == "yarn") return PositionEncoding::yarn;
+    if (kind == "learned") return PositionEncoding::learned;
+    if (kind == "alibi") return PositionEncoding::alibi;
+    return PositionEncoding::rope;
+  });
   if (auto m = r.optional("moe")) c.moe = read_moe(*m, c.moe);
   if (auto m = r.optional("mla")) c.mla = read_mla(*m, c.mla);
   read_into(r, "source", false, c.source, as_string);
@@ -278,6 +285,7 @@ nlohmann::json model_to_json(const TransformerConfig& c) {
       {"qk_norm", c.qk_norm},
       {"sliding_window", c.sliding_window},
       {"full_attention_every", c.full_attention_every},
+      {"position", position_encoding_name(c.position)},
   };
   if (c.moe) {
     const MoeConfig& m = *c.moe;

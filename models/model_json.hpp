@@ -14,12 +14,15 @@
 //   head_dim         default hidden/heads (then heads must divide hidden); recomputed when hidden
 //                    or heads is overridden and head_dim is not
 //   tied_embeddings  bool, default false
-//   mlp              "gelu" | "swiglu" | "squared_relu", default "gelu" (swiglu is gated)
+//   mlp              "gelu" | "swiglu" | "squared_relu" | "quick_geglu", default "gelu" (swiglu
+//                    and quick_geglu are gated)
 //   bias             bool, default false: linear and LayerNorm biases (GPT-3, Megatron GPT)
 //   mtp_layers       >= 0, default 0: multi-token-prediction depth (DeepSeek-V3: 1)
 //   qk_norm          bool, default false: RMSNorm over each query and key head (Qwen3)
 //   sliding_window   >= 0, default 0: banded attention over the tokens before each query
 //   full_attention_every  >= 0, default 0: with a window, every N-th layer attends fully
+//   position         "rope" | "yarn" | "learned" | "alibi", default "rope": how positions are
+//                    encoded (models/transformer.hpp, PositionEncoding)
 //   moe              object: experts, top_k (<= experts), expert_ffn (required unless the preset
 //                    has MoE, whose values are then the defaults); shared_experts (>= 0, default
 //                    0), shared_expert_ffn (> 0 when shared_experts > 0), dense_layers (>= 0,

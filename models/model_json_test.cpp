@@ -99,6 +99,11 @@ TEST_CASE("bad model input names the place", "[model][bad-input]") {
   CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "full_attention_every": 2})"),
                     "m.json: /full_attention_every: expected a sliding_window for "
                     "full_attention_every 2 to interleave with, got none");
+  CHECK_THROWS_WITH(read(R"({"preset": "llama3-8b", "position": "absolute"})"),
+                    "m.json: /position: expected one of rope, yarn, learned, alibi, got "
+                    "\"absolute\"");
+  CHECK(read(R"({"preset": "llama3-8b", "position": "alibi"})").position ==
+        PositionEncoding::alibi);
   // GPT-OSS's window can be switched off, and its alternation with it.
   CHECK(read(R"({"preset": "gpt-oss-120b", "sliding_window": 0, "full_attention_every": 0})")
             .sliding_window == 0);

@@ -19,6 +19,9 @@ TransformerConfig gpt(std::string name, int layers, int hidden, int heads, int v
   c.tied_embeddings = tied;
   c.mlp = MlpKind::gelu;
   c.bias = true;
+  // GPT-2/3's learned absolute position embeddings (Radford et al. 2019; Brown et al. 2020,
+  // section 2.1), Megatron-LM's default (--position-embedding-type learned_absolute).
+  c.position = PositionEncoding::learned;
   c.source = std::move(source);
   return c;
 }
@@ -118,6 +121,9 @@ TransformerConfig gpt_oss_120b() {
       "The training length is not published (4096 here); the attention sinks (a learned "
       "softmax offset per head) are not modelled.");
   c.head_dim = 64;
+  // YaRN rotary scaling (config.json rope_scaling {"rope_type": "yarn", "factor": 32}); Megatron
+  // runs it as position_embedding_type "yarn" (Megatron-Bridge GPTOSSProvider).
+  c.position = PositionEncoding::yarn;
   c.sliding_window = 128;
   c.full_attention_every = 2;
   c.mlp = MlpKind::quick_geglu;
@@ -142,6 +148,9 @@ TransformerConfig nemotron(std::string name, int layers, int hidden, int heads, 
   c.seq_len = 4096;
   c.mlp = MlpKind::squared_relu;
   c.bias = false;
+  // Rotary (Nemotron-4 15B, arXiv:2402.16819, section 2.1; NeMo NemotronConfig
+  // position_embedding_type "rope", over half of each head: rotary_percent 0.5).
+  c.position = PositionEncoding::rope;
   return c;
 }
 

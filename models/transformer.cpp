@@ -89,6 +89,20 @@ const char* mlp_kind_name(MlpKind kind) {
   return "gelu";
 }
 
+const char* position_encoding_name(PositionEncoding encoding) {
+  switch (encoding) {
+    case PositionEncoding::rope:
+      return "rope";
+    case PositionEncoding::yarn:
+      return "yarn";
+    case PositionEncoding::learned:
+      return "learned";
+    case PositionEncoding::alibi:
+      return "alibi";
+  }
+  return "rope";
+}
+
 bool is_gated(MlpKind kind) {
   return kind == MlpKind::swiglu || kind == MlpKind::quick_geglu;
 }

@@ -16,6 +16,21 @@ enum class MlpKind { gelu, swiglu, squared_relu, quick_geglu };
 
 /// "gelu", "swiglu", "squared_relu" or "quick_geglu", as written in JSON.
 const char* mlp_kind_name(MlpKind kind);
+
+/// How a model tells positions apart, which decides the kernels around attention:
+/// - rope: rotary embeddings applied to every query and key head (Llama, Qwen, Nemotron, Mistral;
+///   MLA rotates only its decoupled rope dimensions), one fused kernel each in Transformer Engine;
+/// - yarn: rotary embeddings with YaRN's attention scaling (GPT-OSS; Megatron-Core's
+///   position_embedding_type "yarn"), whose scale Megatron-Core's fused kernel does not apply, so
+///   Megatron stacks run its PyTorch rotary;
+/// - learned: absolute position embeddings added to the token embeddings (GPT-2/3, Megatron-LM's
+///   default learned_absolute): nothing at the attention;
+/// - alibi: a per-head linear bias the attention kernel adds to its scores (MPT, BLOOM): no op
+///   of its own.
+enum class PositionEncoding { rope, yarn, learned, alibi };
+
+/// "rope", "yarn", "learned" or "alibi", as written in JSON.
+const char* position_encoding_name(PositionEncoding encoding);
 /// Whether the MLP has a gate matrix beside its up matrix.
 bool is_gated(MlpKind kind);
 
@@ -86,6 +101,7 @@ struct TransformerConfig {
   /// whole sequence instead (GPT-OSS: 2, alternating; Gemma 3: 6); 0 = every layer is banded.
   /// Megatron-Core's window_attn_skip_freq.
   int full_attention_every = 0;
+  PositionEncoding position = PositionEncoding::rope;
   std::optional<MoeConfig> moe;
   std::optional<MlaConfig> mla;
   std::string source;  ///< where the dimensions come from

@@ -542,12 +542,21 @@ struct LayerEmitter {
   /// elementwise ops; the LayerNorm of GPT-style models is one native kernel even in eager mode.
   bool rms_norm() const { return s.gated; }
 
-  /// Rotary position embedding of q and k: read and write both (fused), or eager's fp32 ops.
+  /// Rotary position embedding of the rotated q and k elements: read and write both (a fused
+  /// kernel), eager PyTorch's fp32 ops, or (YaRN under a Megatron stack) Megatron-Core's PyTorch
+  /// rotary. Learned and ALiBi positions have no op here (models/transformer.hpp).
   void rotary(ProgramBuilder& b, bool backward) const {
-    const double elements = s.tokens * (s.q_heads + s.kv_heads) * s.head_dim;
+    if (model.position == PositionEncoding::learned || model.position == PositionEncoding::alibi)
+      return;
+    // MLA rotates its decoupled rope dimensions only: each query head's and the one key head
+    // all heads share (DeepSeek-V2, arXiv:2405.04434, section 2.1.3).
+    const double elements = model.mla ? s.tokens * (s.q_heads + 1) * model.mla->qk_rope_head_dim
+                                      : s.tokens * (s.q_heads + s.kv_heads) * s.head_dim;
     const char* name = backward ? "rope_bwd" : "rope";
     if (software.eager_elementwise) {
       b.eager(name, kEagerRotary, elements, backward);
+    } else if (model.position == PositionEncoding::yarn) {
+      b.eager(name, kMcoreRotary, elements, backward);
     } else {
       b.memory(name, 2.0 * 2.0 * elements);
     }
@@ -1259,13 +1268,16 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
       // The token embedding: looked up for the decoders and, shifted one token per depth, for
       // each multi-token-prediction module.
+      // Learned absolute positions add a second lookup and the sum (read both, write one), and
+      // backward the position table's gradient, summed over the batch (read, write).
+      const bool learned = model.position == PositionEncoding::learned;
       const auto embed = [&] {
-        fwd.memory("embedding", 2.0 * T * h * kActivationBytes);
+        fwd.memory("embedding", (learned ? 5.0 : 2.0) * T * h * kActivationBytes);
         emit.tp_reduce(fwd, T * h);
       };
       const auto embed_backward = [&] {
         emit.tp_gather(bwd, T * h);
-        bwd.memory("embedding_bwd", 2.0 * T * h * kActivationBytes);
+        bwd.memory("embedding_bwd", (learned ? 4.0 : 2.0) * T * h * kActivationBytes);
       };
       if (c.has_embedding) {
         embed();

@@ -791,6 +791,68 @@ TEST_CASE("eager PyTorch runs a layer's memory-bound ops kernel by kernel, in cl
   CHECK_FALSE(find_software("llm-foundry")->eager_elementwise);
 }
 
+TEST_CASE("position encodings: what each runs around attention, in closed form", "[workload]") {
+  // Llama 3 8B on one GPU, T = 8192 tokens, 32 query and 8 KV heads of 128.
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile p = default_compute_profile(h100());
+  const double T = c.model.seq_len, h = 4096, qk = (32 + 8) * 128.0;
+  const auto chunk = [&](PositionEncoding position, bool eager) {
+    Case x = c;
+    x.model.position = position;
+    LoweringOptions o;
+    o.software.eager_elementwise = eager;
+    return build_workload(x.model, x.plan, x.training, h100(), p, o).stages[0].chunks[0];
+  };
+  const auto check = [&](const PassProgram& pass, std::string_view name, double bytes,
+                         int64_t kernels) {
+    INFO(name);
+    const WorkOp& op = find_op(pass, name);
+    CHECK(gpu_work(op, p) ==
+          Approx(memory_seconds(h100(), p, bytes) + p.kernel_gap.s()).epsilon(1e-9).margin(2e-12));
+    CHECK(op.overhead >= p.kernel_gap * kernels);
+  };
+  const ChunkWork rope = chunk(PositionEncoding::rope, false);
+  check(rope.forward, "rope", 4 * T * qk, 1);
+  check(rope.forward, "embedding", 2 * 2 * T * h, 1);
+  check(rope.backward, "embedding_bwd", 2 * 2 * T * h, 1);
+  // YaRN under a fused stack: Megatron-Core's PyTorch rotary, bf16, op by op.
+  const ChunkWork yarn = chunk(PositionEncoding::yarn, false);
+  check(yarn.forward, "rope", 24 * T * qk, 12);
+  check(yarn.backward, "rope_bwd", 20 * T * qk, 5);
+  // Eager stacks run their own fp32 rotary whichever the variant.
+  const ChunkWork eager_yarn = chunk(PositionEncoding::yarn, true);
+  check(eager_yarn.forward, "rope", 20 * T * qk, 3);
+  // Learned positions: no rotary, a second lookup and the sum at the embedding.
+  const ChunkWork learned = chunk(PositionEncoding::learned, false);
+  CHECK(count_ops(learned.forward, named("rope")) == 0);
+  CHECK(count_ops(learned.backward, named("rope_bwd")) == 0);
+  check(learned.forward, "embedding", 5 * 2 * T * h, 1);
+  check(learned.backward, "embedding_bwd", 4 * 2 * T * h, 1);
+  // ALiBi: the bias is the attention kernel's; nothing else changes.
+  const ChunkWork alibi = chunk(PositionEncoding::alibi, false);
+  CHECK(count_ops(alibi.forward, named("rope")) == 0);
+  CHECK(alibi.forward.compute < rope.forward.compute);
+  CHECK(count_ops(alibi.forward, [](const WorkOp&) { return true; }) ==
+        count_ops(rope.forward, [](const WorkOp&) { return true; }) - 32);
+  CHECK(find_op(alibi.forward, "attn").duration == find_op(rope.forward, "attn").duration);
+  // MLA rotates only its rope dimensions: every query head's and the one shared key head's.
+  Case mla = make_case("deepseek-v3", 1, 1, 64, 64);
+  mla.model.layers = 4;
+  mla.model.moe->dense_layers = 4;
+  mla.model.mtp_layers = 0;
+  validate_plan(mla.plan, mla.training, mla.model, mla.plan.gpus(), "test", "/parallelism");
+  const ChunkWork m =
+      build_workload(mla.model, mla.plan, mla.training, h100(), p).stages[0].chunks[0];
+  check(m.forward, "rope", 4 * mla.model.seq_len * (128 + 1) * 64.0, 1);
+  // Which models rotate how.
+  CHECK(find_model("llama3-8b")->position == PositionEncoding::rope);
+  CHECK(find_model("gpt-oss-120b")->position == PositionEncoding::yarn);
+  CHECK(find_model("gpt3-175b")->position == PositionEncoding::learned);
+  CHECK(find_model("megatron-1.7b")->position == PositionEncoding::learned);
+  CHECK(find_model("nemotron-4-340b")->position == PositionEncoding::rope);
+}
+
 TEST_CASE("MoE load imbalance: the most loaded rank's experts and all-to-alls grow with it",
           "[workload]") {
   // mixtral is dropless (capacity factor 0): the simulated rank is the most loaded one.
