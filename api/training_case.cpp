@@ -104,18 +104,19 @@ int launch_segment(const calibration::Case& c) {
 }
 
 /// How the case's model encodes positions: its preset's, else its family's where the name says
-/// it (MPT: ALiBi, llm-foundry's MPT configs `alibi: true` and the MPT-7B model card; GPT-3 and
-/// Megatron's "GPT <size>" models: learned absolute embeddings, Brown et al. 2020 and Megatron-LM's
-/// and NeMo's default learned_absolute), else rotary, the default of current models.
+/// it, else rotary, the default of current models. Learned absolute embeddings for GPT-3 and
+/// Megatron's "GPT <size>" models (Brown et al. 2020; Megatron-LM's and NeMo's default
+/// learned_absolute) and for MPT as llm-foundry benchmarks it: its benchmark configurations set no
+/// `alibi`, so MPTConfig's defaults hold (learned_pos_emb true, alibi false), and the benchmark
+/// table's parameter count grows by max_seq_len x d_model with the sequence (the position table;
+/// scripts/train/yamls/pretrain/mpt-*.yaml and benchmarking/README.md, 2023-07).
 models::PositionEncoding case_position(const calibration::CaseModel& m,
                                        const models::TransformerConfig* preset) {
   if (preset != nullptr) return preset->position;
   const std::string key = models::model_name_key(m.name);
-  if (key.starts_with("mpt")) return models::PositionEncoding::alibi;
-  if (key.size() > 3 && key.starts_with("gpt") &&
-      std::isdigit(static_cast<unsigned char>(key[3])) != 0) {
-    return models::PositionEncoding::learned;
-  }
+  const bool gpt_size = key.size() > 3 && key.starts_with("gpt") &&
+                        std::isdigit(static_cast<unsigned char>(key[3])) != 0;
+  if (gpt_size || key.starts_with("mpt")) return models::PositionEncoding::learned;
   return models::PositionEncoding::rope;
 }
 

@@ -113,8 +113,9 @@ TEST_CASE("a case's positions are its preset's, else its family's, else rotary",
   c.model->attention.reset();
   c.parallelism->ep.reset();
   const auto position = [&] { return read(training_case_scenario(c)).model.position; };
+  // MPT as llm-foundry benchmarks it: MPTConfig's learned position table, no ALiBi.
   name_model(c, "MPT-7b", 32, 4096, 32, std::nullopt);
-  CHECK(position() == models::PositionEncoding::alibi);
+  CHECK(position() == models::PositionEncoding::learned);
   name_model(c, "GPT 1.7B", 24, 2304, 24, std::nullopt);
   CHECK(position() == models::PositionEncoding::learned);
   name_model(c, "GPT-3 20B (NeMo)", 44, 6144, 48, std::nullopt);

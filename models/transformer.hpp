@@ -25,8 +25,8 @@ const char* mlp_kind_name(MlpKind kind);
 ///   Megatron stacks run its PyTorch rotary;
 /// - learned: absolute position embeddings added to the token embeddings (GPT-2/3, Megatron-LM's
 ///   default learned_absolute): nothing at the attention;
-/// - alibi: a per-head linear bias the attention kernel adds to its scores (MPT, BLOOM): no op
-///   of its own.
+/// - alibi: a per-head linear bias the attention kernel adds to its scores (BLOOM, MPT-7B as
+///   released): no op of its own.
 enum class PositionEncoding { rope, yarn, learned, alibi };
 
 /// "rope", "yarn", "learned" or "alibi", as written in JSON.
