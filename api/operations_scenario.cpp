@@ -153,6 +153,11 @@ void read_links(const sim::JsonValue& v, models::StragglerSpec& s, int gpus) {
       if (w.until <= w.from) u->fail(fmt::format("a time after 'from' ({} s)", w.from.s()));
     }
     er.finish();
+    // Slow for the whole step: the static factor, as the number form gives it.
+    if (w.from == sim::Time::zero() && w.until == sim::Time::max()) {
+      whole[key] = w.factor;
+      continue;
+    }
     s.link_windows.push_back(w);
   }
   r.finish();

@@ -106,9 +106,6 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
   auto chunk = [&](int v) -> const models::ChunkWork& {
     return workload.stages[static_cast<size_t>(v % pp)].chunks[static_cast<size_t>(v / pp)];
   };
-  auto backward = [](const models::ChunkWork& c) {
-    return std::min(c.backward.compute, c.backward_overlapped.compute);
-  };
   const auto schedule = models::pipeline_schedule(pp, plan.vp, workload.microbatches);
   for (int s = 0; s < pp; ++s) {
     const models::StageWork& stage = workload.stages[static_cast<size_t>(s)];
@@ -116,12 +113,12 @@ PlanScreen ScenarioEvaluator::screen(const models::ParallelPlan& plan) const {
     sim::Time bound;
     for (const models::PipelineTask& t : tasks) {
       const models::ChunkWork& c = stage.chunks[static_cast<size_t>(t.chunk)];
-      bound += t.forward ? c.forward.compute : backward(c);
+      bound += t.forward ? c.forward.compute : c.backward.compute;
     }
     for (int v = 0; v < tasks.front().chunk * pp + s; ++v)
       bound += chunk(v).forward.compute;
     for (int v = 0; v < tasks.back().chunk * pp + s; ++v)
-      bound += backward(chunk(v));
+      bound += chunk(v).backward.compute;
     bound += workload.stages.front().optimizer;
     r.lower_bound_s = std::max(r.lower_bound_s, bound.s());
   }

@@ -91,8 +91,10 @@ TEST_CASE("a profile with a faster network does not lengthen exposed DP time", "
   // efficiency must show.
   CHECK(critical(fast).exposed_dp.s() < 0.9 * critical(slow).exposed_dp.s());
   CHECK(fast.metrics.step_time_s <= slow.metrics.step_time_s);
-  // Compute does not depend on the network.
-  CHECK(critical(fast).compute.s() == Approx(critical(slow).compute.s()).epsilon(1e-9));
+  // Compute depends on the network only through the parameter gathers beside the first forward:
+  // NCCL holds SMs for as long as they run, less on a faster network.
+  CHECK(critical(fast).compute.s() <= critical(slow).compute.s());
+  CHECK(critical(fast).compute.s() > 0.99 * critical(slow).compute.s());
 
   // With gradient reductions overlapped (the default) the exposed remainder still cannot grow.
   const Scenario overlapped = scenario_with({"/system/gpus=16"});

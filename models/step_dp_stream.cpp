@@ -76,9 +76,8 @@ void Engine::dp_done(RankRun& r) {
 }
 
 void Engine::reduce_bucket(RankRun& r, int chunk, int bucket) {
-  const CollectiveOp op = plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
   for (const auto& [kind, bytes] : parts_of(r, chunk, bucket, workload.grad_bytes)) {
-    dp_enqueue(r, {DpWork::Purpose::reduce, kind, op, bytes, chunk, bucket});
+    dp_enqueue(r, {DpWork::Purpose::reduce, kind, reduce_op(), bytes, chunk, bucket});
   }
 }
 

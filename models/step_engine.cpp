@@ -79,13 +79,17 @@ void Engine::collective(RankRun& r, GroupKind kind, CollectiveOp op, sim::Bytes 
 void Engine::start_task(RankRun& r, Time start) {
   const PipelineTask& t = task(r);
   const ChunkWork& c = r.work->chunks[static_cast<size_t>(t.chunk)];
-  const bool overlapped_backward = !t.forward && plan.dp_comm_overlap && plan.dense_dp() > 1 &&
-                                   (fsdp() || static_cast<int>(r.next) == r.last_backward[t.chunk]);
-  const int variant = t.forward ? 0 : overlapped_backward ? 2 : 1;
-  r.pass.program = t.forward             ? &c.forward
-                   : overlapped_backward ? &c.backward_overlapped
-                                         : &c.backward;
-  r.pass.program_index = t.chunk * 3 + variant;
+  const bool gathers = gated(r);
+  const bool reduces = reducing(r);
+  r.pass.program = t.forward ? &c.forward : &c.backward;
+  r.pass.program_index = t.chunk * 3 + (t.forward ? 0 : reduces ? 2 : 1);
+  // The slowdown beside collectives, per kind of pass: a forward alone or beside gathers, a
+  // backward alone or beside gathers and reductions (which of them is fixed for the step).
+  const bool beside = gathers || reduces;
+  double& scale =
+      r.pass_scales[static_cast<size_t>(t.chunk * 4 + (t.forward ? 0 : 2) + (beside ? 1 : 0))];
+  if (scale == 0) scale = contention_scale(r, t.chunk, *r.pass.program, gathers, reduces);
+  r.pass.contention = scale == 1 ? Time::zero() : r.pass.program->compute * (scale - 1.0);
   r.running = true;
   r.pass.op = 0;
   r.pass.slots.clear();
@@ -123,6 +127,11 @@ void Engine::end_pass(RankRun& r) {
     cost.parts[kDp] -= r.pass.gate_wait;
     r.memo[static_cast<size_t>(r.pass.program_index)] = cost;
   }
+  // The pass's kernels ran longer beside collectives: booked at its end, so that its memoized
+  // cost stays the pass's own and a ZeRO first forward still teaches the forwards after it.
+  const Time contention = scaled(r, r.pass.contention);
+  r.parts[kCompute] += contention;
+  r.pass.cursor += contention;
   if (comm.flow() && r.pass.cursor > sim.now()) {
     sim.schedule_at(r.pass.cursor, [this, &r] { finish_task(r); });
     return;
@@ -270,6 +279,25 @@ bool Engine::interpret(RankRun& r) {
     }
   }
   return true;
+}
+
+double Engine::contention_scale(RankRun& r, int chunk, const PassProgram& pass, bool gathers,
+                                bool reduces) {
+  const ChunkWork& c = r.work->chunks[static_cast<size_t>(chunk)];
+  Time beside;
+  for (size_t b = 0; b < c.buckets.size(); ++b) {
+    const int bucket = static_cast<int>(b);
+    if (gathers) {
+      for (const auto& [kind, bytes] : parts_of(r, chunk, bucket, workload.param_bytes))
+        beside += comm.collective_time(r.rank, kind, CollectiveOp::all_gather, bytes);
+    }
+    if (reduces) {
+      for (const auto& [kind, bytes] : parts_of(r, chunk, bucket, workload.grad_bytes))
+        beside += comm.collective_time(r.rank, kind, reduce_op(), bytes);
+    }
+  }
+  if (beside == Time::zero() || pass.compute == Time::zero()) return 1.0;
+  return 1.0 + workload.dp_contention * std::min(1.0, beside.s() / pass.compute.s());
 }
 
 Time Engine::known_duration(RankRun& r, const WorkOp& op) {
@@ -458,6 +486,7 @@ std::unique_ptr<RankRun> make_rank(int rank, const Placement& placement, const W
   run->last_backward.assign(vp, -1);
   run->first_forward.assign(vp, -1);
   run->memo.assign(3 * vp, std::nullopt);
+  run->pass_scales.assign(4 * vp, 0.0);
   for (auto& times : run->send_time)
     times.assign(vp, std::nullopt);
   for (size_t i = 0; i < run->tasks->size(); ++i) {

@@ -70,7 +70,10 @@ struct Input {
 /// The running pass's interpreter state (reset when a pass starts).
 struct PassState {
   const PassProgram* program = nullptr;
-  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, overlapped backward)
+  int program_index = 0;  ///< chunk * 3 + variant (forward, backward, reducing backward)
+  /// What the collectives beside the pass add to its kernels (Engine::contention_scale), booked
+  /// when it ends.
+  Time contention;
   size_t op = 0;
   Time start;
   /// How far the pass has run: ahead of the simulation's clock while it runs ops whose end is
@@ -152,6 +155,9 @@ struct RankRun {
   DpStream dp;
   /// Memoized pass costs (analytical backend), [program_index].
   std::vector<std::optional<PassCost>> memo;
+  /// contention_scale per chunk and kind of pass, [chunk * 4 + (backward: 2) + (beside
+  /// collectives: 1)] (0 until first asked).
+  std::vector<double> pass_scales;
   std::vector<ResolvedCollective> resolved;  ///< distinct collectives timed for this rank
   // Accounting.
   PartTimes parts{};
@@ -265,6 +271,18 @@ struct Engine {
   /// The pass reduces gradients as buckets complete: the last backward of its chunk, or every
   /// backward with ZeRO-3.
   bool reducing(const RankRun& r) const;
+  /// How gradient buckets are reduced: reduce-scattered to their owners under ZeRO, else
+  /// all-reduced.
+  CollectiveOp reduce_op() const {
+    return plan.zero >= 1 ? CollectiveOp::reduce_scatter : CollectiveOp::all_reduce;
+  }
+  /// How much longer `pass`'s kernels run on `r` while the parameter gathers (`gathers`) and
+  /// gradient reductions (`reduces`) it issues hold SMs, as a factor on the pass's compute: NCCL's
+  /// blocks hold them only while a collective runs, so 1 + the full contention times the share of
+  /// the pass those collectives' uncontended time covers (at most all of it). The same on both
+  /// backends, so that they stay comparable.
+  double contention_scale(RankRun& r, int chunk, const PassProgram& pass, bool gathers,
+                          bool reduces);
 
   // ---- pipeline tasks and the end of a rank's step (step_engine.cpp) ----
   /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead

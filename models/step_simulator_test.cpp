@@ -494,6 +494,40 @@ TEST_CASE("expert gradients are reduced over the expert-data-parallel group", "[
   });
 }
 
+TEST_CASE("collectives beside a pass slow it by the share of it they cover", "[step]") {
+  // DP16 over two DGX H100 servers, plain data parallelism with overlapped reductions: only the
+  // last backward runs beside the gradient all-reduces. NCCL's blocks hold SMs while those run,
+  // so that backward's kernels take longer by the data-parallel contention times the share of
+  // it the all-reduces' uncontended time covers, at most all of it. The other passes run alone.
+  // Short sequences make the reductions outlast the backward (the share stops at 1); 16 layers
+  // of 4096 tokens outlast their reductions.
+  for (const auto& [layers, seq_len] : {std::pair{2, 256}, std::pair{16, 4096}}) {
+    INFO(layers << " layers of " << seq_len << " tokens");
+    Setup s = llama(layers, 1, 1, 16, 32);
+    s.model.seq_len = seq_len;
+    s.plan.zero = 0;
+    with_analytical_step(s, [&](const Workload& w, StepCache& cache, const StepResult& r) {
+      const Placement placement(s.plan, s.gpus);
+      const auto dp = sim::ids_of<topologies::GpuRank>(placement.group(GroupKind::dp, 0));
+      const ChunkWork& chunk = w.stages[0].chunks[0];
+      sim::Time beside;
+      for (const ChunkWork::Bucket& b : chunk.buckets) {
+        beside += cache.isolated_time(
+            cache.collective(dp, CollectiveOp::all_reduce, sim::Bytes::of(b.dense * w.grad_bytes)));
+      }
+      const double share = std::min(1.0, beside.s() / chunk.backward.compute.s());
+      REQUIRE(w.dp_contention > 0);
+      REQUIRE(w.microbatches == 2);
+      const double alone = 2 * (chunk.forward.compute + chunk.backward.compute).s();
+      CHECK(r.stages[0].compute.s() ==
+            Approx(alone + w.dp_contention * share * chunk.backward.compute.s()).epsilon(1e-9));
+      CHECK(share > 0);
+      CHECK((share < 1) == (layers == 16));
+      CHECK(beside.s() > chunk.backward.compute.s() * (layers == 16 ? 0 : 1));
+    });
+  }
+}
+
 TEST_CASE("context-parallel ranks reduce their gradients together", "[step]") {
   // DP1 CP2 on one server: the two CP ranks trained on halves of the same sequences, so their
   // dense gradients are all-reduced over both (the DP group is dp x cp ranks); without overlap

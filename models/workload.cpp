@@ -209,19 +209,6 @@ class ProgramBuilder {
     set_runs(program_);
     return std::move(program_);
   }
-  /// Scales every compute duration (SM contention of an overlapped data-parallel reduction).
-  static PassProgram slowed(PassProgram p, double factor) {
-    p.compute = sim::Time::zero();
-    for (WorkOp& op : p.ops) {
-      if (op.kind == WorkOp::Kind::compute) {
-        op.duration = op.duration * factor;
-        op.overhead = op.overhead * factor;
-        p.compute += op.duration;
-      }
-    }
-    set_runs(p);
-    return p;
-  }
 
  private:
   void push(const WorkOp& w) {
@@ -1212,6 +1199,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   // channel.
   const int channels = 16;
   const double slowdown = sm_contention(profile, gpu, channels);
+  w.dp_contention = slowdown;
 
   const PrecisionRecipe recipe = precision_recipe(training, options.software, model.layers);
   if (recipe.quantizes()) {
@@ -1432,7 +1420,6 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.activation_bytes = chunk_activation_bytes(c, plan);
       c.forward = fwd.take();
       c.backward = bwd.take();
-      c.backward_overlapped = ProgramBuilder::slowed(c.backward, 1.0 + slowdown);
       for (const LayerParams& p : params) {
         c.expert_params += p.expert;
         c.dense_params += p.dense;

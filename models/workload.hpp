@@ -91,8 +91,6 @@ struct ChunkWork {
   bool has_lm_head = false;
   PassProgram forward;
   PassProgram backward;  ///< includes recomputation
-  /// Backward of the last micro-batch when gradient reduction overlaps it (SM contention).
-  PassProgram backward_overlapped;
   /// Per layer of the chunk, bytes one micro-batch keeps from forward to backward under the
   /// plan's recompute mode, and under full recomputation (the layer input only).
   struct LayerActivations {
@@ -173,6 +171,9 @@ struct Workload {
   double grad_bytes = 2;
   double param_bytes = 2;
   bool frozen_base = false;  ///< LoRA: base weights neither reduced nor gathered
+  /// How much slower compute runs while a data-parallel collective holds SMs (a fraction): NCCL
+  /// runs one block per channel.
+  double dp_contention = 0;
   std::vector<std::string> notes;
 };
 
