@@ -81,6 +81,19 @@ const WorkOp& find_op(const PassProgram& p, std::string_view name) {
   return p.ops.front();
 }
 
+/// A memory-bound op of an H100 pass: its bytes at the elementwise rate (gpu_work: with one gap),
+/// and a gap per kernel in its overhead.
+void check_memory_op(const PassProgram& pass, std::string_view name, double bytes, int64_t kernels,
+                     const ComputeProfile& profile) {
+  INFO(name);
+  const WorkOp& op = find_op(pass, name);
+  CHECK(gpu_work(op, profile) ==
+        Approx(memory_seconds(h100(), profile, bytes) + profile.kernel_gap.s())
+            .epsilon(1e-9)
+            .margin(2e-12));
+  CHECK(op.overhead >= profile.kernel_gap * kernels);
+}
+
 /// Matmul weights of the layers (attention projections and MLPs, no biases or norms).
 double layer_matmul_weights(const TransformerConfig& m) {
   const ParameterCount p = count_parameters(m);
@@ -755,16 +768,8 @@ TEST_CASE("eager PyTorch runs a layer's memory-bound ops kernel by kernel, in cl
       build_workload(dense.model, dense.plan, dense.training, h100(), p, fused).stages[0].chunks[0];
   const ChunkWork e =
       build_workload(dense.model, dense.plan, dense.training, h100(), p, eager).stages[0].chunks[0];
-  // An op's bytes at the elementwise rate (gpu_work: with one gap), and a gap per kernel in its
-  // overhead.
   const auto check = [&](const PassProgram& pass, std::string_view name, double bytes,
-                         int64_t kernels) {
-    INFO(name);
-    const WorkOp& op = find_op(pass, name);
-    CHECK(gpu_work(op, p) ==
-          Approx(memory_seconds(h100(), p, bytes) + p.kernel_gap.s()).epsilon(1e-9).margin(2e-12));
-    CHECK(op.overhead >= p.kernel_gap * kernels);
-  };
+                         int64_t kernels) { check_memory_op(pass, name, bytes, kernels, p); };
   check(e.forward, "norm", 36 * T * h, 7);
   check(e.backward, "norm_bwd", 68 * T * h, 11);
   check(e.forward, "rope", 20 * T * (q + kv), 3);
@@ -805,13 +810,7 @@ TEST_CASE("position encodings: what each runs around attention, in closed form",
     return build_workload(x.model, x.plan, x.training, h100(), p, o).stages[0].chunks[0];
   };
   const auto check = [&](const PassProgram& pass, std::string_view name, double bytes,
-                         int64_t kernels) {
-    INFO(name);
-    const WorkOp& op = find_op(pass, name);
-    CHECK(gpu_work(op, p) ==
-          Approx(memory_seconds(h100(), p, bytes) + p.kernel_gap.s()).epsilon(1e-9).margin(2e-12));
-    CHECK(op.overhead >= p.kernel_gap * kernels);
-  };
+                         int64_t kernels) { check_memory_op(pass, name, bytes, kernels, p); };
   const ChunkWork rope = chunk(PositionEncoding::rope, false);
   check(rope.forward, "rope", 4 * T * qk, 1);
   check(rope.forward, "embedding", 2 * 2 * T * h, 1);

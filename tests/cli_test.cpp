@@ -424,6 +424,24 @@ TEST_CASE("cli: every out-of-sample Megatron-Bridge case runs and fits", "[cli]"
   }
 }
 
+TEST_CASE("cli: every out-of-sample MPT case on H100 runs and fits", "[cli]") {
+  // calibration/data/holdout/llm-foundry-h100.json: MosaicML's H100 tables, compared, never
+  // fitted. Published runs ran, so every plan fits in 80 GB.
+  const CliResult r =
+      run_fabricsim({"validate", "--cases",
+                     testing::source_file("calibration/data/holdout", "llm-foundry-h100.json"),
+                     "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("skipped").empty());
+  CHECK(doc.at("summary").at("cases").at("overall").at("cases") == 70);
+  for (const nlohmann::json& row : doc.at("rows")) {
+    INFO(row.at("id").get<std::string>());
+    CHECK(row.at("detail").get<std::string>().find("does not fit") == std::string::npos);
+  }
+}
+
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the
