@@ -130,6 +130,7 @@ void Engine::end_pass(RankRun& r) {
   // The pass's kernels ran longer beside collectives: booked at its end, so that its memoized
   // cost stays the pass's own and a ZeRO first forward still teaches the forwards after it.
   const Time contention = scaled(r, r.pass.contention);
+  record(r, "compute", "slowed beside DP collectives", r.pass.cursor, r.pass.cursor + contention);
   r.parts[kCompute] += contention;
   r.pass.cursor += contention;
   if (comm.flow() && r.pass.cursor > sim.now()) {
