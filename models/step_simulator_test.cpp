@@ -501,7 +501,9 @@ TEST_CASE("collectives beside a pass slow it by the share of it they cover", "[s
   // it the all-reduces' uncontended time covers, at most all of it. The other passes run alone.
   // Short sequences make the reductions outlast the backward (the share stops at 1); 16 layers
   // of 4096 tokens outlast their reductions.
-  for (const auto& [layers, seq_len] : {std::pair{2, 256}, std::pair{16, 4096}}) {
+  for (const auto& shape : {std::pair{2, 256}, std::pair{16, 4096}}) {
+    // Plain ints, not structured bindings: the lambda below captures them (clang 14).
+    const int layers = shape.first, seq_len = shape.second;
     INFO(layers << " layers of " << seq_len << " tokens");
     Setup s = llama(layers, 1, 1, 16, 32);
     s.model.seq_len = seq_len;
