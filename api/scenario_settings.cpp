@@ -92,6 +92,18 @@ constexpr Setting row(Setting s, SettingIo io) {
   return s;
 }
 
+/// The row of a boolean switch of the `software` section (software_switch): its default is the
+/// stack preset's.
+template <auto Choice, auto Stack>
+constexpr Setting software_flag(std::string_view pointer, std::string_view meaning) {
+  return row({.pointer = pointer,
+              .kind = SettingKind::boolean,
+              .type = "boolean",
+              .fallback = "the preset's",
+              .meaning = meaning},
+             software_switch<Choice, Stack>());
+}
+
 constexpr Setting kSettings[] = {
     // system
     {.pointer = "/system",
@@ -719,51 +731,33 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return models::to_string(s.lowering.software.cuda_graphs);
          }}),
-    row({.pointer = "/software/cuda_graph_moe_router",
-         .kind = SettingKind::boolean,
-         .type = "boolean",
-         .fallback = "the preset's",
-         .meaning = "the MoE router and the dispatcher's preprocessing are captured in CUDA "
-                    "graphs too (Transformer Engine scopes moe_router, moe_preprocess); the "
-                    "dropless dispatcher's host sync stays"},
-        software_switch<&SoftwareChoice::graph_moe_router,
-                        &models::SoftwareStack::graph_moe_router>()),
-    row({.pointer = "/software/fused_moe_mlp",
-         .kind = SettingKind::boolean,
-         .type = "boolean",
-         .fallback = "the preset's",
-         .meaning = "the experts' MLP runs as fused grouped kernels (Megatron-Core's "
-                    "cutedsl_fused_grouped_mlp): one kernel per expert GEMM, the GLU activation "
-                    "and FC2's input quantization in FC1's epilogue, no host sync (the MoE block "
-                    "can be graphed)"},
-        software_switch<&SoftwareChoice::fused_moe_mlp, &models::SoftwareStack::fused_moe_mlp>()),
-    row({.pointer = "/software/moe_a2a_overlap",
-         .kind = SettingKind::boolean,
-         .type = "boolean",
-         .fallback = "the preset's",
-         .meaning = "expert-parallel all-to-alls overlap compute (Megatron-Core's "
-                    "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
-                    "the next one, slowing it while it holds SMs"},
-        software_switch<&SoftwareChoice::moe_a2a_overlap,
-                        &models::SoftwareStack::moe_a2a_overlap>()),
-    row({.pointer = "/software/fp8_attention",
-         .kind = SettingKind::boolean,
-         .type = "boolean",
-         .fallback = "the preset's",
-         .meaning = "attention runs in FP8 in the layers the precision recipe quantizes "
-                    "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
-                    "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
-                    "in BF16"},
-        software_switch<&SoftwareChoice::fp8_attention, &models::SoftwareStack::fp8_attention>()),
-    row({.pointer = "/software/eager_elementwise",
-         .kind = SettingKind::boolean,
-         .type = "boolean",
-         .fallback = "the preset's",
-         .meaning = "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "
-                    "fp32, one kernel per elementwise op, repeated GQA keys and values); `false` "
-                    "for fused kernels (Transformer Engine, torch.compile)"},
-        software_switch<&SoftwareChoice::eager_elementwise,
-                        &models::SoftwareStack::eager_elementwise>()),
+    software_flag<&SoftwareChoice::graph_moe_router, &models::SoftwareStack::graph_moe_router>(
+        "/software/cuda_graph_moe_router",
+        "the MoE router and the dispatcher's preprocessing are captured in CUDA "
+        "graphs too (Transformer Engine scopes moe_router, moe_preprocess); the "
+        "dropless dispatcher's host sync stays"),
+    software_flag<&SoftwareChoice::fused_moe_mlp, &models::SoftwareStack::fused_moe_mlp>(
+        "/software/fused_moe_mlp",
+        "the experts' MLP runs as fused grouped kernels (Megatron-Core's "
+        "cutedsl_fused_grouped_mlp): one kernel per expert GEMM, the GLU activation "
+        "and FC2's input quantization in FC1's epilogue, no host sync (the MoE block "
+        "can be graphed)"),
+    software_flag<&SoftwareChoice::moe_a2a_overlap, &models::SoftwareStack::moe_a2a_overlap>(
+        "/software/moe_a2a_overlap",
+        "expert-parallel all-to-alls overlap compute (Megatron-Core's "
+        "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
+        "the next one, slowing it while it holds SMs"),
+    software_flag<&SoftwareChoice::fp8_attention, &models::SoftwareStack::fp8_attention>(
+        "/software/fp8_attention",
+        "attention runs in FP8 in the layers the precision recipe quantizes "
+        "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
+        "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
+        "in BF16"),
+    software_flag<&SoftwareChoice::eager_elementwise, &models::SoftwareStack::eager_elementwise>(
+        "/software/eager_elementwise",
+        "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "
+        "fp32, one kernel per elementwise op, repeated GQA keys and values); `false` "
+        "for fused kernels (Transformer Engine, torch.compile)"),
 
     // the calibration profile
     row({.pointer = "/calibration",

@@ -251,11 +251,7 @@ TransformerConfig read_model(const JsonValue& v) {
   read_into(r, "sliding_window", false, c.sliding_window, non_negative_int);
   read_into(r, "full_attention_every", false, c.full_attention_every, non_negative_int);
   read_into(r, "position", false, c.position, [](const JsonValue& x) {
-    const std::string kind = x.as_enum({"rope", "yarn", "learned", "alibi"});
-    if (kind == "yarn") return PositionEncoding::yarn;
-    if (kind == "learned") return PositionEncoding::learned;
-    if (kind == "alibi") return PositionEncoding::alibi;
-    return PositionEncoding::rope;
+    return *position_encoding_from(x.as_enum(position_encoding_names()));
   });
   if (auto m = r.optional("moe")) c.moe = read_moe(*m, c.moe);
   if (auto m = r.optional("mla")) c.mla = read_mla(*m, c.mla);

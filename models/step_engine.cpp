@@ -103,9 +103,9 @@ void Engine::start_task(RankRun& r, Time start) {
   // On the analytical backend a pass that neither waits for parameters nor reduces gradients
   // costs the same every time: it is interpreted once per rank and program, then replayed.
   // A first forward that waits for ZeRO's overlapped gathers costs the same plus its waits.
-  const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reducing(r);
+  const bool replayable = !comm.flow() && trace == nullptr && !fsdp() && !reduces;
   const std::optional<PassCost>& memo = r.memo[static_cast<size_t>(r.pass.program_index)];
-  if (replayable && memo && !gated(r)) {
+  if (replayable && memo && !gathers) {
     for (size_t p = 0; p < kParts; ++p)
       r.parts[p] += memo->parts[p];
     r.pass.cursor += memo->duration;

@@ -103,6 +103,26 @@ const char* position_encoding_name(PositionEncoding encoding) {
   return "rope";
 }
 
+namespace {
+constexpr PositionEncoding kPositionEncodings[] = {PositionEncoding::rope, PositionEncoding::yarn,
+                                                   PositionEncoding::learned,
+                                                   PositionEncoding::alibi};
+}  // namespace
+
+std::optional<PositionEncoding> position_encoding_from(std::string_view name) {
+  for (const PositionEncoding e : kPositionEncodings) {
+    if (name == position_encoding_name(e)) return e;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> position_encoding_names() {
+  std::vector<std::string> out;
+  for (const PositionEncoding e : kPositionEncodings)
+    out.emplace_back(position_encoding_name(e));
+  return out;
+}
+
 bool is_gated(MlpKind kind) {
   return kind == MlpKind::swiglu || kind == MlpKind::quick_geglu;
 }

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace fabricsim::models {
 
@@ -31,6 +33,10 @@ enum class PositionEncoding { rope, yarn, learned, alibi };
 
 /// "rope", "yarn", "learned" or "alibi", as written in JSON.
 const char* position_encoding_name(PositionEncoding encoding);
+/// The encoding of that name, nullopt for none.
+std::optional<PositionEncoding> position_encoding_from(std::string_view name);
+/// The names position_encoding_from accepts, in declaration order.
+std::vector<std::string> position_encoding_names();
 /// Whether the MLP has a gate matrix beside its up matrix.
 bool is_gated(MlpKind kind);
 

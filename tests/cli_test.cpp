@@ -401,17 +401,27 @@ TEST_CASE("cli: run --link-trace writes the busiest links' utilisation over time
              Catch::Contains("--link-trace: link utilisation over time needs the flow"));
 }
 
-TEST_CASE("cli: every out-of-sample Megatron-Bridge case runs and fits", "[cli]") {
-  // calibration/data/holdout: the 26.02-26.06 performance summaries, compared, never fitted.
+namespace {
+
+/// `validate --json` (analytical) of a case file of calibration/data/holdout, which must run every
+/// case it holds (`cases` of them).
+nlohmann::json validate_holdout(const char* file, int cases) {
   const CliResult r =
-      run_fabricsim({"validate", "--cases",
-                     testing::source_file("calibration/data/holdout", "megatron-bridge-26.json"),
+      run_fabricsim({"validate", "--cases", testing::source_file("calibration/data/holdout", file),
                      "--set", "/simulation/backend=analytical", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  nlohmann::json doc = nlohmann::json::parse(r.out);
   CHECK(doc.at("skipped").empty());
-  CHECK(doc.at("summary").at("cases").at("overall").at("cases") == 166);
+  CHECK(doc.at("summary").at("cases").at("overall").at("cases") == cases);
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("cli: every out-of-sample Megatron-Bridge case runs and fits", "[cli]") {
+  // calibration/data/holdout: the 26.02-26.06 performance summaries, compared, never fitted.
+  const nlohmann::json doc = validate_holdout("megatron-bridge-26.json", 166);
   // One row prints a plan that cannot fit: Llama 3 70B unsharded on 64 GB300 (TP1 PP1 DP64,
   // FSDP 0) needs 280 GB of BF16 weights and gradients alone; the release's scripts (v0.3.1
   // LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2) set PP4 VP5, as the 26.04 rows print.
@@ -427,15 +437,7 @@ TEST_CASE("cli: every out-of-sample Megatron-Bridge case runs and fits", "[cli]"
 TEST_CASE("cli: every out-of-sample MPT case on H100 runs and fits", "[cli]") {
   // calibration/data/holdout/llm-foundry-h100.json: MosaicML's H100 tables, compared, never
   // fitted. Published runs ran, so every plan fits in 80 GB.
-  const CliResult r =
-      run_fabricsim({"validate", "--cases",
-                     testing::source_file("calibration/data/holdout", "llm-foundry-h100.json"),
-                     "--set", "/simulation/backend=analytical", "--json"});
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  const nlohmann::json doc = nlohmann::json::parse(r.out);
-  CHECK(doc.at("skipped").empty());
-  CHECK(doc.at("summary").at("cases").at("overall").at("cases") == 70);
+  const nlohmann::json doc = validate_holdout("llm-foundry-h100.json", 70);
   for (const nlohmann::json& row : doc.at("rows")) {
     INFO(row.at("id").get<std::string>());
     CHECK(row.at("detail").get<std::string>().find("does not fit") == std::string::npos);
