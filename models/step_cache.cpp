@@ -14,18 +14,37 @@ StepCache::StepCache(const System& system, const CollectiveProfile& profile,
       capacities_(link_capacities(system, profile)),
       usable_(sim::AnalyticalNetwork::usable_capacities(capacities_)) {}
 
-std::shared_ptr<const Schedule> StepCache::collective(const std::vector<topologies::GpuRank>& group,
-                                                      CollectiveOp op, sim::Bytes bytes) {
-  auto key = std::make_tuple(static_cast<int>(op), bytes, group);
+size_t StepCache::GroupHash::operator()(const std::vector<topologies::GpuRank>& g) const {
+  // FNV-1a over the ranks.
+  uint64_t h = 1469598103934665603ULL;
+  for (topologies::GpuRank r : g)
+    h = (h ^ r.value()) * 1099511628211ULL;
+  return static_cast<size_t>(h);
+}
+
+size_t StepCache::CollectiveKeyHash::operator()(const CollectiveKey& k) const {
+  return std::hash<double>()(k.bytes.count()) ^ (static_cast<size_t>(k.group.value()) << 8) ^
+         static_cast<size_t>(k.op);
+}
+
+GroupId StepCache::intern(const std::vector<topologies::GpuRank>& group) {
+  const auto [it, fresh] = group_ids_.try_emplace(group, GroupId::at(groups_.size()));
+  if (fresh) groups_.push_back(&it->first);
+  return it->second;
+}
+
+std::shared_ptr<const Schedule> StepCache::collective(GroupId id, CollectiveOp op,
+                                                      sim::Bytes bytes) {
+  const CollectiveKey key{id, op, bytes};
   auto it = collectives_.find(key);
   if (it != collectives_.end()) return it->second;
   CollectiveRequest request;
   request.op = op;
   request.size_bytes = bytes.count();
-  request.ranks = group;
+  request.ranks = *groups_[id.value()];
   request.collnet = collnet_;
   auto schedule = plan_collective(system_, profile_, router_, request).schedule;
-  collectives_.emplace(std::move(key), schedule);
+  collectives_.emplace(key, schedule);
   return schedule;
 }
 
@@ -70,6 +89,17 @@ const std::vector<std::vector<PipelineTask>>& StepCache::pipeline(int pp, int vp
     it = pipelines_.emplace(key, pipeline_schedule(pp, vp, microbatches)).first;
   }
   return it->second;
+}
+
+PlacementMemo& StepCache::placement_memo(const Placement& placement) {
+  const ParallelPlan& p = placement.plan();
+  int order = 0;
+  for (ParallelDim d : p.order)
+    order = order * 4 + static_cast<int>(d);
+  std::unique_ptr<PlacementMemo>& memo =
+      placements_[{p.tp, p.cp, p.dp, p.pp, p.ep, order, placement.gpus()}];
+  if (!memo) memo = std::make_unique<PlacementMemo>();
+  return *memo;
 }
 
 bool StepCache::spans_domains(const std::vector<topologies::GpuRank>& group) const {

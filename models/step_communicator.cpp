@@ -19,9 +19,9 @@ void JobTraffic::start_flow(const sim::Route& route, sim::FlowRequest request) {
 Time Communicator::collective_time(int rank, GroupKind kind, CollectiveOp op, sim::Bytes bytes) {
   // Keyed by rank, so repeated lookups skip building the group.
   const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(op), bytes, rank);
-  if (auto it = by_rank_.find(key); it != by_rank_.end()) return it->second;
-  const Time t = cache_.isolated_time(cache_.collective(group(kind, rank), op, bytes));
-  by_rank_.emplace(key, t);
+  if (auto it = memo_.times.find(key); it != memo_.times.end()) return it->second;
+  const Time t = cache_.isolated_time(cache_.collective(known_group(kind, rank).id, op, bytes));
+  memo_.times.emplace(key, t);
   return t;
 }
 

@@ -53,7 +53,8 @@ class Communicator {
         cache_(cache),
         placement_(placement),
         gpus_(gpus),
-        runner_(runner) {}
+        runner_(runner),
+        memo_(gpus.empty() ? cache.placement_memo(placement) : own_memo_) {}
 
   bool flow() const { return runner_ != nullptr; }
 
@@ -65,9 +66,7 @@ class Communicator {
   /// `rank`'s group of `kind` as topology ranks (built once per kind and rank: a step asks for
   /// the same few groups for every distinct collective of every simulated rank).
   const std::vector<topologies::GpuRank>& group(GroupKind kind, int rank) {
-    auto [it, inserted] = groups_.try_emplace({static_cast<int>(kind), rank});
-    if (inserted) it->second = on_gpus(placement_.group(kind, rank));
-    return it->second;
+    return known_group(kind, rank).gpus;
   }
 
   /// Uncontended duration of `rank`'s instance of a collective (cached).
@@ -113,17 +112,19 @@ class Communicator {
   const std::vector<topologies::GpuRank>& gpus_;
   CollectiveRunner* runner_;
   std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
-  struct KeyHash {
-    size_t operator()(const std::tuple<int, int, sim::Bytes, int>& k) const {
-      const auto [kind, op, bytes, rank] = k;
-      return std::hash<double>()(bytes.count()) ^ (static_cast<size_t>(rank) << 8) ^
-             (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op);
-    }
-  };
-  std::unordered_map<std::tuple<int, int, sim::Bytes, int>, sim::Time, KeyHash> by_rank_;
   std::map<std::tuple<int, double, bool, bool>, sim::Time> moe_by_rank_;
-  std::map<std::pair<int, int>, std::vector<topologies::GpuRank>>
-      groups_;  ///< (kind, rank) -> group
+  const PlacementMemo::Group& known_group(GroupKind kind, int rank) {
+    auto [it, inserted] = memo_.groups.try_emplace({static_cast<int>(kind), rank});
+    if (inserted) {
+      it->second.gpus = on_gpus(placement_.group(kind, rank));
+      it->second.id = cache_.intern(it->second.gpus);
+    }
+    return it->second;
+  }
+  /// Groups and collective times of the ranks: the cache's memo of this placement where ranks
+  /// run on GPUs 0..n-1, this job's own where a placement maps them elsewhere.
+  PlacementMemo own_memo_;
+  PlacementMemo& memo_;
 };
 
 }  // namespace fabricsim::models

@@ -337,6 +337,37 @@ std::vector<GridCase> uncontended_grid() {
 
 }  // namespace
 
+TEST_CASE("plans evaluated on one cache get the steps of a fresh cache", "[step][cache]") {
+  // A planner evaluates many plans on one cluster, sharing routes, schedules and, per
+  // placement, rank groups and collective times. Plans that share a placement (here the same
+  // tp/dp with other batches) and plans that do not, in an order that revisits each, on 16
+  // H100 in two nodes so that groups differ in the links they cross.
+  std::vector<Setup> plans = {llama(4, 2, 1, 8, 16), llama(4, 8, 1, 2, 4), llama(4, 2, 1, 8, 32),
+                              llama(4, 4, 2, 2, 8), llama(4, 1, 1, 16, 32)};
+  Setup reordered = llama(4, 2, 1, 8, 16);
+  reordered.plan.order = {ParallelDim::dp, ParallelDim::tp, ParallelDim::cp, ParallelDim::pp};
+  plans.push_back(reordered);
+  const topologies::SystemPreset& preset = *topologies::find_system("dgx-h100");
+  const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
+  const System system = make_system(preset.make(16), gpu, preset.cpu);
+  const CollectiveProfile profile = default_collective_profile(gpu);
+  const StepOptions options = with_backend(Backend::analytical);
+  StepCache shared(system, profile, options.routing, options.collnet);
+  for (int round = 0; round < 2; ++round) {
+    for (const Setup& s : plans) {
+      INFO("round " << round << ", tp " << s.plan.tp << " pp " << s.plan.pp << " dp " << s.plan.dp
+                    << ", global batch " << s.training.global_batch);
+      REQUIRE(s.gpus == 16);
+      const Workload w = workload_of(s);
+      StepCache fresh(system, profile, options.routing, options.collnet);
+      const StepResult alone = simulate_step(system, profile, w, s.plan, options, &fresh);
+      const StepResult reused = simulate_step(system, profile, w, s.plan, options, &shared);
+      CHECK(reused.step_time.s() == alone.step_time.s());
+      check_same_breakdowns(reused, alone);
+    }
+  }
+}
+
 TEST_CASE("flow and analytical steps agree where nothing contends, over a plan grid",
           "[step][equivalence]") {
   for (const GridCase& c : uncontended_grid()) {
