@@ -42,9 +42,13 @@ struct Shapes {
 /// Builds pass programs: durations from the compute model, floor at the kernel launch time.
 class ProgramBuilder {
  public:
+  /// `expected_ops`: room to reserve (a planner lowers thousands of workloads; growing each
+  /// program's ops by doubling cost a tenth of a plan search).
   ProgramBuilder(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
-                 const SoftwareStack& software)
-      : gpu_(gpu), profile_(profile), software_(software) {}
+                 const SoftwareStack& software, size_t expected_ops = 0)
+      : gpu_(gpu), profile_(profile), software_(software) {
+    program_.ops.reserve(expected_ops);
+  }
 
   /// A GEMM; inside split() it runs as `split_` GEMMs of M / split_ rows each.
   void gemm(const char* name, Precision p, double m, double n, double k, double batch = 1) {
@@ -1239,6 +1243,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const bool fsdp2_copies =
       options.software.fsdp == FsdpImpl::pytorch_fsdp2 && plan.zero >= 3 && !lora;
 
+  size_t fwd_ops = 0, bwd_ops = 0;
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageWork& sw = w.stages[stage];
     double sw_weights = 0;  // linear weights of this stage's quantized layers
@@ -1250,8 +1255,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.layers = part.decoders;
       c.has_embedding = part.embedding;
       c.has_lm_head = part.loss;
-      ProgramBuilder fwd(gpu, profile, options.software);
-      ProgramBuilder bwd(gpu, profile, options.software);
+      // Chunks hold about the same layers: each reserves what the largest before it needed.
+      ProgramBuilder fwd(gpu, profile, options.software, fwd_ops);
+      ProgramBuilder bwd(gpu, profile, options.software, bwd_ops);
       const double T = s.tokens, h = s.hidden;
       const double vocab = static_cast<double>(model.vocab) / plan.tp;
       // The token embedding: looked up for the decoders and, shifted one token per depth, for
@@ -1420,6 +1426,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       c.activation_bytes = chunk_activation_bytes(c, plan);
       c.forward = fwd.take();
       c.backward = bwd.take();
+      fwd_ops = std::max(fwd_ops, c.forward.ops.size());
+      bwd_ops = std::max(bwd_ops, c.backward.ops.size());
       for (const LayerParams& p : params) {
         c.expert_params += p.expert;
         c.dense_params += p.dense;
