@@ -88,52 +88,62 @@ sim::Time CollectiveRunner::isolated_time(const Schedule& s, topologies::Router&
   return t;
 }
 
-struct CollectiveRunner::Run {
-  std::shared_ptr<const Schedule> schedule;
-  std::function<void()> done;
-  size_t phase = 0;
-  size_t outstanding = 0;
-  double min_phase_seconds = 0;  ///< protocol bandwidth cap, spread over the phases
-};
-
 void CollectiveRunner::run(std::shared_ptr<const Schedule> schedule, std::function<void()> done) {
-  auto r = std::make_shared<Run>();
-  r->schedule = std::move(schedule);
-  r->done = std::move(done);
-  r->min_phase_seconds = min_phase_seconds(*r->schedule);
-  const Schedule& s = *r->schedule;
-  simulation_.schedule_in(s.latency, [this, r] { start_phase(r); });
+  uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(runs_.size());
+    runs_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  runs_[slot] = std::make_unique<Run>();
+  Run& r = *runs_[slot];
+  r.schedule = std::move(schedule);
+  r.done = std::move(done);
+  r.min_phase_seconds = min_phase_seconds(*r.schedule);
+  simulation_.schedule_in(r.schedule->latency, [this, slot] { start_phase(slot); });
 }
 
-void CollectiveRunner::start_phase(const std::shared_ptr<Run>& r) {
-  const Schedule& s = *r->schedule;
-  if (r->phase >= s.phases.size()) {
-    if (r->done) r->done();
+void CollectiveRunner::start_phase(uint32_t slot) {
+  Run& r = *runs_[slot];
+  const Schedule& s = *r.schedule;
+  if (r.phase >= s.phases.size()) {
+    std::function<void()> done = std::move(r.done);
+    runs_[slot].reset();
+    free_slots_.push_back(slot);
+    if (done) done();
     return;
   }
-  const Phase& phase = s.phases[r->phase];
-  auto launch = [this, r, &phase, &s] {
-    r->outstanding = phase.transfers.size();
-    if (r->outstanding == 0) {
-      ++r->phase;
-      start_phase(r);
+  auto launch = [this, slot] {
+    Run& run = *runs_[slot];
+    // Held for the loop: a network that ended a flow at once could end the run under it.
+    const std::shared_ptr<const Schedule> schedule = run.schedule;
+    const double min_seconds = run.min_phase_seconds;
+    const Phase& phase = schedule->phases[run.phase];
+    run.outstanding = phase.transfers.size();
+    if (run.outstanding == 0) {
+      ++run.phase;
+      start_phase(slot);
       return;
     }
-    auto arrived = [this, r] {
-      if (--r->outstanding == 0) {
-        ++r->phase;
-        start_phase(r);
+    auto arrived = [this, slot] {
+      Run& arriving = *runs_[slot];
+      if (--arriving.outstanding == 0) {
+        ++arriving.phase;
+        start_phase(slot);
       }
     };
     sim::Route scratch;
     for (const Transfer& t : phase.transfers) {
-      sim::FlowRequest req = request_for(t, s, r->min_phase_seconds);
+      sim::FlowRequest req = request_for(t, *schedule, min_seconds);
       req.on_complete = arrived;
       network_.start_flow(route_for(t, router_, scratch), std::move(req));
     }
   };
-  if (phase.latency > sim::Time::zero()) {
-    simulation_.schedule_in(phase.latency, launch);
+  const sim::Time latency = s.phases[r.phase].latency;
+  if (latency > sim::Time::zero()) {
+    simulation_.schedule_in(latency, launch);
   } else {
     launch();
   }

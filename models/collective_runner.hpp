@@ -3,8 +3,10 @@
 // transfers as flows (merged transfers as one flow whose weight is their multiplicity) and moves
 // to the next phase when all have arrived.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "models/collective_schedule.hpp"
 #include "sim/network.hpp"
@@ -28,12 +30,24 @@ class CollectiveRunner {
                                  const sim::IdVector<sim::LinkId, double>& usable);
 
  private:
-  struct Run;
-  void start_phase(const std::shared_ptr<Run>& run);
+  struct Run {
+    std::shared_ptr<const Schedule> schedule;
+    std::function<void()> done;
+    size_t phase = 0;
+    size_t outstanding = 0;
+    double min_phase_seconds = 0;  ///< protocol bandwidth cap, spread over the phases
+  };
+  /// Runs the next phase of the run in `slot`, or ends it.
+  void start_phase(uint32_t slot);
 
   sim::Simulation& simulation_;
   sim::Network& network_;
   topologies::Router& router_;
+  // Runs in flight by slot (null: free), so that a flow's callback holds the runner and a slot
+  // and fits std::function's inline buffer: a shared pointer per flow cost a heap allocation
+  // and atomic counts per transfer (millions at 131,072 GPUs).
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::vector<uint32_t> free_slots_;
 };
 
 }  // namespace fabricsim::models
