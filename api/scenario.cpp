@@ -160,6 +160,9 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (choice.fused_moe_mlp) sc.lowering.software.fused_moe_mlp = *choice.fused_moe_mlp;
     if (choice.moe_a2a_overlap) sc.lowering.software.moe_a2a_overlap = *choice.moe_a2a_overlap;
     if (choice.fp8_attention) sc.lowering.software.fp8_attention = *choice.fp8_attention;
+    if (choice.fp8_params) sc.lowering.software.fp8_params = *choice.fp8_params;
+    if (choice.optimizer_state_bytes)
+      sc.lowering.software.optimizer_state_bytes = *choice.optimizer_state_bytes;
     // The fused MLP's expert GEMMs are grouped kernels.
     if (sc.lowering.software.fused_moe_mlp)
       sc.lowering.software.grouped_gemm = models::GroupedGemmKernel::fused;
@@ -256,6 +259,8 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"fused_moe_mlp", stack.fused_moe_mlp},
           {"moe_a2a_overlap", stack.moe_a2a_overlap},
           {"fp8_attention", stack.fp8_attention},
+          {"fp8_params", stack.fp8_params},
+          {"optimizer_state", stack.optimizer_state_bytes == 2.0 ? "bf16" : "fp32"},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

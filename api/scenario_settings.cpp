@@ -753,6 +753,25 @@ constexpr Setting kSettings[] = {
         "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
         "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
         "in BF16"),
+    software_flag<&SoftwareChoice::fp8_params, &models::SoftwareStack::fp8_params>(
+        "/software/fp8_params",
+        "in an FP8 run the parameters are kept only in FP8 (Transformer Engine's "
+        "fp8_model_init: NeMo's fp8_params, Megatron-Core's fp8_param_gather), no bf16 "
+        "copy beside them; the optimizer keeps the master copy"),
+    row({.pointer = "/software/optimizer_state",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "datatype of Adam's state (master parameters and both moments): `fp32` "
+                    "(12 bytes per trained parameter) or `bf16` (6: Apex DistributedFusedAdam "
+                    "with dtype bf16, as NeMo's SFT recipes run it)",
+         .choices = "fp32|bf16"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.optimizer_state_bytes = v.as_string() == "bf16" ? 2.0 : 4.0;
+         },
+         [](const Scenario& s) -> json {
+           return s.lowering.software.optimizer_state_bytes == 2.0 ? "bf16" : "fp32";
+         }}),
     software_flag<&SoftwareChoice::eager_elementwise, &models::SoftwareStack::eager_elementwise>(
         "/software/eager_elementwise",
         "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "

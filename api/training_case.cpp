@@ -5,6 +5,7 @@
 
 #include "models/bridge_recipes.hpp"
 #include "models/model_presets.hpp"
+#include "models/nemo_recipes.hpp"
 #include "models/pipeline_layout.hpp"
 #include "topologies/system_presets.hpp"
 
@@ -213,6 +214,13 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     software["framework"] = c.framework->name;
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
+  }
+  // A NeMo run took its recipe's optimizer state and FP8 parameters (models/nemo_recipes).
+  if (c.framework && c.framework->name == "nemo" && c.framework->version) {
+    const models::NemoRecipe nemo =
+        models::nemo_recipe(*c.framework->version, m.name, c.task.value_or("pretrain"));
+    if (nemo.bf16_optimizer_state) software["optimizer_state"] = "bf16";
+    if (nemo.fp8_params) software["fp8_params"] = true;
   }
   // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing,
   // dispatcher and, where the summary misprints it, expert parallelism (models/bridge_recipes),

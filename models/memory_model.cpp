@@ -22,16 +22,12 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
   const bool lora = training.task == TrainingTask::lora;
   const double dense_dp = plan.dense_dp();
   const double edp = plan.expert_dp();
-  const bool low_precision = training.precision == topologies::Precision::fp8 ||
-                             training.precision == topologies::Precision::mxfp8 ||
-                             training.precision == topologies::Precision::nvfp4;
   for (int s = 0; s < plan.pp; ++s) {
     const StageWork& sw = w.stages[static_cast<size_t>(s)];
     StageMemory m;
     m.stage = s;
     const double params = sw.dense_params + sw.expert_params;
-    // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps.
-    double weight_bytes = params * (2.0 + (low_precision ? 1.0 : 0.0));
+    double weight_bytes = params * w.weight_bytes;
     double unsharded_bucket = 0;  // ZeRO-3: the largest bucket, gathered in full
     if (plan.zero >= 3) {
       for (const ChunkWork& c : sw.chunks) {
@@ -50,10 +46,11 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
     const double grad_share = plan.zero >= 2;
     m.gradients = w.grad_bytes * (trainable_dense / (grad_share ? dense_dp : 1.0) +
                                   trainable_expert / (grad_share ? edp : 1.0) + unsharded_bucket);
-    // Adam: fp32 master weights and two moments, 12 bytes; sharded from ZeRO-1 on.
+    // Adam: master weights and two moments (12 bytes in fp32, 6 in bf16); sharded from ZeRO-1 on.
     const bool opt_share = plan.zero >= 1;
-    m.optimizer = 12.0 * (trainable_dense / (opt_share ? dense_dp : 1.0) +
-                          trainable_expert / (opt_share ? edp : 1.0));
+    m.optimizer = 3.0 * w.optimizer_state_bytes *
+                  (trainable_dense / (opt_share ? dense_dp : 1.0) +
+                   trainable_expert / (opt_share ? edp : 1.0));
     // Peak activations over the schedule: chunks forwarded but not yet backwarded (under this
     // plan's recomputed and offloaded layers, which need not be those the chunks were built for).
     std::vector<double> chunk_bytes;

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/model_presets.hpp"
 #include "models/pipeline_schedule.hpp"
@@ -98,6 +99,48 @@ TEST_CASE("fp16 keeps fp32 gradients, fp8 keeps an extra byte of weights", "[mem
   CHECK(r.stages[0].weights == Approx(3 * params).epsilon(1e-12));
   CHECK(r.stages[0].gradients == Approx(4 * params).epsilon(1e-12));
   CHECK(r.stages[0].optimizer == Approx(12 * params).epsilon(1e-12));
+}
+
+TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") {
+  // Apex's DistributedFusedAdam with dtype bf16 keeps its parameter copy and both moments in
+  // bf16 (6 bytes per trained parameter, against 12 in fp32), sharded by ZeRO-1 as before; FP8
+  // parameters drop the bf16 weights beside their FP8 form (1 byte against 2 + 1). The
+  // optimizer step reads and writes that state: 6 x state bytes, plus the gradient and the
+  // written copy (10), per parameter of the shard.
+  Case c = llama7b(1, 1, 8);
+  c.plan.zero = 1;
+  c.training.precision = Precision::fp8;
+  LoweringOptions options;
+  options.software = default_software();
+  const Workload fp32 =
+      build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()), options);
+  options.software.optimizer_state_bytes = 2;
+  options.software.fp8_params = true;
+  const Workload bf16 =
+      build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()), options);
+  const double params = fp32.stages[0].dense_params;
+  const StageMemory a = memory_report(fp32, c.plan, c.training, h100()).stages[0];
+  const StageMemory b = memory_report(bf16, c.plan, c.training, h100()).stages[0];
+  CHECK(a.optimizer == Approx(12 * params / 8).epsilon(1e-12));
+  CHECK(b.optimizer == Approx(6 * params / 8).epsilon(1e-12));
+  CHECK(a.weights == Approx(3 * params).epsilon(1e-12));
+  CHECK(b.weights == Approx(1 * params).epsilon(1e-12));
+  CHECK(b.gradients == a.gradients);
+  CHECK(b.activations == a.activations);
+  // The optimizer's traffic: 34 and 22 bytes per parameter of the shard (one launch beside).
+  const ComputeProfile profile = default_compute_profile(h100());
+  const double launch = profile.kernel_launch.s();
+  const double per_byte = memory_seconds(h100(), profile, 1.0);
+  auto adam = [&](const Workload& w) {
+    return (w.stages[0].optimizer - w.stages[0].weight_quantize).s() - launch;
+  };
+  CHECK(adam(fp32) == Approx(34 * params / 8 * per_byte));
+  CHECK(adam(bf16) == Approx(22 * params / 8 * per_byte));
+  // In bf16 there is no FP8 form to keep alone.
+  c.training.precision = Precision::bf16;
+  const Workload plain =
+      build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()), options);
+  CHECK(plain.weight_bytes == 2);
 }
 
 TEST_CASE("gradients take the bytes their software reduces them in", "[memory]") {

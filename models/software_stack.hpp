@@ -126,6 +126,15 @@ struct SoftwareStack {
   /// when the model trains in bf16 or fp8; false: in bf16, the parameters' dtype. fp16 training
   /// always keeps fp32 gradients (loss scaling).
   bool grad_reduce_fp32 = false;
+  /// Bytes of each element of the optimizer's state: Adam's master copy of the parameters and
+  /// its two moments. 4 (fp32) by default; 2 where the optimizer keeps them in bf16 (Apex's
+  /// DistributedFusedAdam with dtype bf16, as NeMo's SFT recipes and its Nemotron-4 340B
+  /// pre-training recipe run it: its `dtype` is the datatype of that whole state).
+  double optimizer_state_bytes = 4.0;
+  /// In a low-precision run the model's parameters are kept only in their FP8 form (Transformer
+  /// Engine's fp8_model_init: NeMo's fp8_params, Megatron-Core's fp8_param_gather): no bf16 copy
+  /// beside it; the optimizer's state keeps the master copy.
+  bool fp8_params = false;
   /// Bytes of one gradient element as this software keeps and reduces it for a run in `p`.
   double gradient_bytes(topologies::Precision p) const {
     return p == topologies::Precision::fp16 || grad_reduce_fp32 ? 4.0 : 2.0;

@@ -1233,6 +1233,13 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const double grad_bytes = options.software.gradient_bytes(training.precision);
   w.grad_bytes = grad_bytes;
   w.param_bytes = 2.0;
+  w.optimizer_state_bytes = options.software.optimizer_state_bytes;
+  // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps; only
+  // those where the parameters are FP8 themselves.
+  const bool low_precision = training.precision == Precision::fp8 ||
+                             training.precision == Precision::mxfp8 ||
+                             training.precision == Precision::nvfp4;
+  w.weight_bytes = !low_precision ? 2.0 : options.software.fp8_params ? 1.0 : 3.0;
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
   // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
@@ -1443,8 +1450,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
       sw.trainable_params += c.trainable_params;
       sw.chunks.push_back(std::move(c));
     }
-    // Adam over this rank's shard of the trainable parameters: fp32 master weights, two
-    // moments, the fp32 gradient, and the bf16 copy written back (~34 bytes per parameter).
+    // Adam over this rank's shard of the trainable parameters: the master weights and two
+    // moments read and written (24 bytes in fp32, 12 in bf16), the fp32 gradient read and the
+    // bf16 copy written back (~34 bytes per parameter in all with fp32 state).
     const double dense_share = plan.zero >= 1 ? 1.0 / plan.dense_dp() : 1.0;
     const double edp = plan.expert_dp();
     const double expert_share = plan.zero >= 1 ? 1.0 / edp : 1.0;
@@ -1454,8 +1462,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     } else {
       trainable = (sw.dense_params * dense_share + sw.expert_params * expert_share);
     }
-    sw.optimizer =
-        sim::Time::from_s(memory_seconds(gpu, profile, 34.0 * trainable)) + profile.kernel_launch;
+    const double optimizer_bytes = 6.0 * w.optimizer_state_bytes + 10.0;
+    sw.optimizer = sim::Time::from_s(memory_seconds(gpu, profile, optimizer_bytes * trainable)) +
+                   profile.kernel_launch;
     // The quantized weights are cast once per step, on the first micro-batch (TE caches them for
     // the others, Megatron's is_first_microbatch), or by the optimizer when it gathers FP8
     // parameters: a per-step cost beside the optimizer's. About four weight tensors per layer

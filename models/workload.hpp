@@ -170,6 +170,11 @@ struct Workload {
   /// Bytes of one gradient element in the data-parallel reduction and of a parameter gathered.
   double grad_bytes = 2;
   double param_bytes = 2;
+  /// Bytes per element of the optimizer's state (SoftwareStack::optimizer_state_bytes).
+  double optimizer_state_bytes = 4;
+  /// Bytes held per parameter of the model's own weights (SoftwareStack::fp8_params: 1 where only
+  /// the FP8 form is kept; bf16 and, in a low-precision run, its FP8 copy otherwise).
+  double weight_bytes = 2;
   bool frozen_base = false;  ///< LoRA: base weights neither reduced nor gathered
   /// How much slower compute runs while a data-parallel collective holds SMs (a fraction): NCCL
   /// runs one block per channel.

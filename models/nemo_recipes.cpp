@@ -1,0 +1,29 @@
+#include "models/nemo_recipes.hpp"
+
+#include "models/bridge_recipes.hpp"
+
+namespace fabricsim::models {
+
+NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
+                       std::string_view task) {
+  NemoRecipe r;
+  if (version != "24.07") return r;
+  // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
+  // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs
+  // distributed_fused_adam with `dtype: bf16`, and the H100 fine-tuning scripts
+  // (examples/peft/{llama,nemotron}/h100/*.sh, SFT and LoRA) add `fp8_params=true`. LoRA trains
+  // its adapters with fused_adam: its state is the adapters' alone.
+  if (task == "sft") {
+    r.bf16_optimizer_state = true;
+    r.fp8_params = true;
+  } else if (task == "lora") {
+    r.fp8_params = true;
+  } else if (model_name_key(model_name).starts_with("nemotron4340b")) {
+    // conf/training/nemotron/nemotron_340b.yaml: distributed_fused_adam, `dtype: bf16` (and
+    // grad_sync_dtype bf16); the other pre-training configurations keep the fp32 default.
+    r.bf16_optimizer_state = true;
+  }
+  return r;
+}
+
+}  // namespace fabricsim::models

@@ -1,0 +1,23 @@
+#pragma once
+// NeMo Framework's own configurations of its published runs (NeMo-Framework-Launcher): what a
+// recipe sets beyond the framework's stack preset for one task or model. Facts about the
+// published runs, used by the reference-case reader; never fitted to them.
+
+#include <string_view>
+
+namespace fabricsim::models {
+
+struct NemoRecipe {
+  /// Adam's state (master parameters, both moments) in bf16: Apex's DistributedFusedAdam with
+  /// `dtype: bf16` (SoftwareStack::optimizer_state_bytes 2).
+  bool bf16_optimizer_state = false;
+  /// Parameters kept only in FP8 (`fp8_params`, SoftwareStack::fp8_params).
+  bool fp8_params = false;
+};
+
+/// The recipe of NeMo `version` for `task` ("pretrain", "sft", "lora") of the model named
+/// `model_name`; every field false where the release's configurations set nothing of it.
+NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
+                       std::string_view task);
+
+}  // namespace fabricsim::models
