@@ -260,7 +260,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"moe_a2a_overlap", stack.moe_a2a_overlap},
           {"fp8_attention", stack.fp8_attention},
           {"fp8_params", stack.fp8_params},
-          {"optimizer_state", stack.optimizer_state_bytes == 2.0 ? "bf16" : "fp32"},
+          {"optimizer_state", models::optimizer_state_name(stack.optimizer_state_bytes)},
           {"fsdp", models::to_string(stack.fsdp)},
           {"deepep", stack.deepep},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},

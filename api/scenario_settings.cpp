@@ -770,7 +770,7 @@ constexpr Setting kSettings[] = {
            t.software.optimizer_state_bytes = v.as_string() == "bf16" ? 2.0 : 4.0;
          },
          [](const Scenario& s) -> json {
-           return s.lowering.software.optimizer_state_bytes == 2.0 ? "bf16" : "fp32";
+           return models::optimizer_state_name(s.lowering.software.optimizer_state_bytes);
          }}),
     software_flag<&SoftwareChoice::eager_elementwise, &models::SoftwareStack::eager_elementwise>(
         "/software/eager_elementwise",

@@ -147,6 +147,11 @@ struct SoftwareStack {
   std::vector<SoftwareFact> facts;
 };
 
+/// `bf16` or `fp32`: the setting's name of an optimizer state of `bytes` per element.
+inline std::string_view optimizer_state_name(double bytes) {
+  return bytes == 2.0 ? "bf16" : "fp32";
+}
+
 const std::vector<SoftwareStack>& software_presets();
 /// The preset with this id, or nullptr.
 const SoftwareStack* find_software(std::string_view id);
