@@ -136,11 +136,19 @@ TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") 
   };
   CHECK(adam(fp32) == Approx(34 * params / 8 * per_byte));
   CHECK(adam(bf16) == Approx(22 * params / 8 * per_byte));
-  // In bf16 there is no FP8 form to keep alone.
-  c.training.precision = Precision::bf16;
-  const Workload plain =
-      build_workload(c.model, c.plan, c.training, h100(), default_compute_profile(h100()), options);
-  CHECK(plain.weight_bytes == 2);
+  // In bf16 there is no FP8 form to keep alone, and NVFP4 weights (Blackwell) keep their bf16
+  // copy.
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  for (const auto& [precision, bytes] :
+       {std::pair{Precision::bf16, 2.0}, {Precision::nvfp4, 3.0}}) {
+    c.training.precision = precision;
+    CHECK(build_workload(c.model, c.plan, c.training, b200, default_compute_profile(b200), options)
+              .weight_bytes == bytes);
+  }
+  // Megatron-Bridge's FP8 and MXFP8 presets gather FP8 parameters (fp8_param_gather).
+  CHECK(find_software("megatron-bridge-25.09")->fp8_params);
+  CHECK(find_software("megatron-bridge-26.02.01")->fp8_params);
+  CHECK_FALSE(find_software("megatron-core-r0.8.0")->fp8_params);
 }
 
 TEST_CASE("gradients take the bytes their software reduces them in", "[memory]") {

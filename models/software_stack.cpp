@@ -277,6 +277,7 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "25.09";
     s.released = "2025-09";
     s.fp8_current_scaling = true;
+    s.fp8_params = true;
     s.nvfp4_bf16_first = 0;
     s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
@@ -314,7 +315,14 @@ std::vector<SoftwareStack> make_presets() {
                {"the DeepSeek-V3 recipes switch MoE dispatch to the flex dispatcher with DeepEP; "
                 "a framework-level preset keeps the default alltoall dispatcher",
                 "Megatron-Bridge scripts/performance recipes (moe_token_dispatcher_type, "
-                "moe_flex_dispatcher_backend); Megatron-Core MoE docs"}};
+                "moe_flex_dispatcher_backend); Megatron-Core MoE docs"},
+               {"FP8 and MXFP8 runs keep their parameters in FP8 only (fp8_param_gather: the "
+                "mixed-precision presets for delayed, current and MX scaling set it; NVFP4 and "
+                "blockwise FP8 do not)",
+                "Megatron-Bridge src/megatron/bridge/training/mixed_precision.py at v0.1.0rc4, "
+                "v0.2.0 and v0.5.0 (bf16_with_fp8_delayed_scaling_mixed, "
+                "bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed: fp8_param_gather = "
+                "True; bf16_with_nvfp4_mixed, bf16_with_fp8_subchannel_scaling_mixed: False)"}};
     out.push_back(s);
   }
   {
