@@ -36,8 +36,9 @@ MemoryReport memory_report(const Workload& w, const ParallelPlan& plan,
         }
       }
       // The shard, plus the bucket in use and the one being prefetched.
-      weight_bytes = sw.dense_params * 2.0 / dense_dp + sw.expert_params * 2.0 / edp +
-                     2.0 * 2.0 * unsharded_bucket;
+      weight_bytes = sw.dense_params * w.param_bytes / dense_dp +
+                     sw.expert_params * w.param_bytes / edp +
+                     2.0 * w.param_bytes * unsharded_bucket;
     }
     m.weights = weight_bytes;
     const double trainable_dense = lora ? sw.trainable_params : sw.dense_params;

@@ -131,9 +131,10 @@ struct SoftwareStack {
   /// DistributedFusedAdam with dtype bf16, as NeMo's SFT recipes and its Nemotron-4 340B
   /// pre-training recipe run it: its `dtype` is the datatype of that whole state).
   double optimizer_state_bytes = 4.0;
-  /// In a low-precision run the model's parameters are kept only in their FP8 form (Transformer
-  /// Engine's fp8_model_init: NeMo's fp8_params, Megatron-Core's fp8_param_gather): no bf16 copy
-  /// beside it; the optimizer's state keeps the master copy.
+  /// In an FP8 or MXFP8 run (any FP8 scaling, blockwise too; not NVFP4) the model's parameters are
+  /// kept only in their FP8 form (Transformer Engine's fp8_model_init: NeMo's fp8_params,
+  /// Megatron-Core's fp8_param_gather): no bf16 copy beside it; the optimizer's state keeps the
+  /// master copy.
   bool fp8_params = false;
   /// Bytes of one gradient element as this software keeps and reduces it for a run in `p`.
   double gradient_bytes(topologies::Precision p) const {

@@ -23,8 +23,8 @@ size_t StepCache::GroupHash::operator()(const std::vector<topologies::GpuRank>& 
 }
 
 size_t StepCache::CollectiveKeyHash::operator()(const CollectiveKey& k) const {
-  return std::hash<double>()(k.bytes.count()) ^ (static_cast<size_t>(k.group.value()) << 8) ^
-         static_cast<size_t>(k.op);
+  return bytes_key_hash(k.bytes,
+                        (static_cast<size_t>(k.group.value()) << 8) ^ static_cast<size_t>(k.op));
 }
 
 GroupId StepCache::intern(const std::vector<topologies::GpuRank>& group) {

@@ -28,6 +28,11 @@ namespace fabricsim::models {
 /// A group of GPUs interned in a StepCache.
 using GroupId = sim::Id<struct GroupIdTag>;
 
+/// The hash of a cache key: a byte count and small integers packed into `tag`.
+inline size_t bytes_key_hash(sim::Bytes bytes, size_t tag) {
+  return std::hash<double>()(bytes.count()) ^ tag;
+}
+
 /// What the ranks of one placement ask a StepCache, kept for every plan that shares the
 /// placement (a planner varies micro-batches, schedules and recomputation over one tp/cp/dp/pp/ep
 /// layout): each rank's groups and the uncontended times of its collectives.
@@ -40,8 +45,8 @@ struct PlacementMemo {
   struct TimeKeyHash {
     size_t operator()(const TimeKey& k) const {
       const auto [kind, op, bytes, rank] = k;
-      return std::hash<double>()(bytes.count()) ^ (static_cast<size_t>(rank) << 8) ^
-             (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op);
+      return bytes_key_hash(bytes, (static_cast<size_t>(rank) << 8) ^
+                                       (static_cast<size_t>(kind) << 4) ^ static_cast<size_t>(op));
     }
   };
   std::map<std::pair<int, int>, Group> groups;  ///< (kind, rank) -> group

@@ -1236,10 +1236,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   w.optimizer_state_bytes = options.software.optimizer_state_bytes;
   // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps; only
   // those where the parameters are FP8 themselves (FP8 and MXFP8; NVFP4 weights keep bf16).
-  const bool fp8_form =
-      training.precision == Precision::fp8 || training.precision == Precision::mxfp8;
-  const bool low_precision = fp8_form || training.precision == Precision::nvfp4;
-  w.weight_bytes = !low_precision ? 2.0 : options.software.fp8_params && fp8_form ? 1.0 : 3.0;
+  const bool fp8_form = recipe.quantizes() && recipe.scaling != ScalingRecipe::nvfp4;
+  w.weight_bytes = !recipe.quantizes() ? 2.0 : options.software.fp8_params && fp8_form ? 1.0 : 3.0;
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
   // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
