@@ -218,6 +218,23 @@ SharedEvaluation Evaluator::evaluate_together(const std::vector<const PreparedPl
   return out;
 }
 
+namespace {
+
+/// Model FLOPs per token as Megatron-Bridge reports them for this run (its LoRA count from
+/// 26.02.01, else its pre-training form of the release); 0 for a framework counting the GEMMs.
+double bridge_flops_per_token(const Scenario& s, int seq) {
+  const models::SoftwareStack& software = s.lowering.software;
+  if (software.flop_count != models::FlopCount::megatron_bridge) return 0.0;
+  if (software.bridge_lora_flops && s.training.task == models::TrainingTask::lora) {
+    return models::megatron_bridge_lora_flops_per_token(
+        s.model, std::min(seq, s.lowering.sft_document_tokens));
+  }
+  return models::megatron_bridge_flops_per_token(s.model, seq, s.plan.tp,
+                                                 software.bridge_flop_form);
+}
+
+}  // namespace
+
 TrainingMetrics training_metrics(const Scenario& s, const models::Workload& workload,
                                  const models::StepResult& step, const topologies::GpuSpec& gpu) {
   TrainingMetrics m;
@@ -225,19 +242,11 @@ TrainingMetrics training_metrics(const Scenario& s, const models::Workload& work
   const double gpus = s.gpus;
   m.tokens_per_s = workload.tokens_per_step / m.step_time_s;
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
-  // As the framework reports it (Megatron-Bridge: its own closed form, for pre-training).
-  const models::SoftwareStack& software = s.lowering.software;
-  const bool bridge = software.flop_count == models::FlopCount::megatron_bridge;
-  const bool bridge_lora =
-      bridge && software.bridge_lora_flops && s.training.task == models::TrainingTask::lora;
+  // As the framework reports it (Megatron-Bridge: its own closed form).
   const int seq = models::sequence_length(s.training, s.model);
+  const double bridge_per_token = bridge_flops_per_token(s, seq);
   const double model_flops =
-      bridge_lora ? models::megatron_bridge_lora_flops_per_token(
-                        s.model, std::min(seq, s.lowering.sft_document_tokens)) *
-                        workload.tokens_per_step
-      : bridge ? models::megatron_bridge_flops_per_token(s.model, seq, s.plan.tp) *
-                     workload.tokens_per_step
-               : workload.model_flops;
+      bridge_per_token > 0 ? bridge_per_token * workload.tokens_per_step : workload.model_flops;
   m.model_tflops_per_gpu = model_flops / m.step_time_s / gpus * 1e-12;
   const int span = s.training.task == models::TrainingTask::sft
                        ? std::min(seq, s.lowering.sft_document_tokens)

@@ -4,14 +4,28 @@
 
 namespace fabricsim::models {
 
-double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, int tp) {
+namespace {
+
+/// Layers (of `layers`, the decoder's and the multi-token-prediction modules') that v0.5.0 counts
+/// as sliding-window: all of them, but every full_attention_every-th (i + 1 divisible by it).
+double windowed_layer_count(const TransformerConfig& m, double layers) {
+  if (m.sliding_window <= 0) return 0.0;
+  if (m.full_attention_every <= 0) return layers;
+  return layers - std::floor(layers / m.full_attention_every);
+}
+
+}  // namespace
+
+double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, int tp,
+                                       BridgeFlopForm form) {
   // Multi-token-prediction modules count as layers of the last layer's kind (last_layer_is_moe).
   const double mtp = m.mtp_layers;
   const double h = m.hidden, L = m.layers + mtp, s = seq_len, heads = m.heads;
   const bool last_moe = m.moe && is_moe_layer(m, m.layers - 1);
   const double moe_layers = (m.moe ? moe_layer_count(m) : 0.0) + (last_moe ? mtp : 0.0);
   const double dense_layers = L - moe_layers;
-  const double glu = m.mlp == MlpKind::swiglu ? 1.5 : 1.0;
+  const bool v05 = form == BridgeFlopForm::v0_5;
+  const double glu = (v05 ? is_gated(m.mlp) : m.mlp == MlpKind::swiglu) ? 1.5 : 1.0;
   // The expansion factor 12 = 3 (fwd, dgrad, wgrad) x 2 (two GEMMs per block) x 2 (FLOPs per MAC).
   double mlp = m.ffn * glu * dense_layers;
   if (m.moe) {
@@ -31,6 +45,12 @@ double megatron_bridge_flops_per_token(const TransformerConfig& m, int seq_len, 
   } else {
     const double head_dim = m.head_dim > 0 ? m.head_dim : h / heads;
     attention = 12.0 * L * h * h * (1 + m.kv_heads / heads + s / h / 2) * (head_dim * heads / h);
+    const double window = m.sliding_window + 1.0;
+    if (v05 && m.sliding_window > 0 && window < s) {
+      // The windowed layers' scores over their mean causal context instead of half the sequence.
+      const double context = window - window * (window - 1) / (2 * s);
+      attention -= 12.0 * windowed_layer_count(m, L) * head_dim * heads * (s / 2 - context);
+    }
   }
   const double multiple = 128.0 * tp;
   const double vocab = std::ceil(m.vocab / multiple) * multiple;

@@ -3,6 +3,8 @@
 // flop_utils.py, which counts some things differently from the GEMMs a step runs (no router,
 // causal attention, the padded vocabulary, a gate counted only for SiLU).
 
+#include <cstdint>
+
 #include "models/transformer.hpp"
 
 namespace fabricsim::models {
@@ -22,7 +24,20 @@ namespace fabricsim::models {
 /// g = 3/2 only for a gated SiLU MLP (gated_linear_unit and activation_func == F.silu: GPT-OSS's
 /// quick-GELU gate counts 1), V padded to a multiple of 128 tp (make_vocab_size_divisible_by).
 /// The router and the decoder's norms count nothing here.
-double megatron_bridge_flops_per_token(const TransformerConfig& model, int seq_len, int tp);
+///
+/// From v0.5.0 (the NeMo 26.06 container, 2026-06-16) two terms change (Megatron-Bridge#3029,
+/// 2026-03-31, and #3947, 2026-05-28, neither in v0.4.2): every gated MLP counts its gate
+/// (g = 3/2 whenever gated_linear_unit, GPT-OSS's quick-GELU included), and a sliding-window
+/// layer counts its mean causal context instead of s/2: with W = window + 1 keys (window_size
+/// (W - 1, 0)) and W < s, 12 L_swa h_q (W - W (W - 1) / (2 s)) for the scores instead of
+/// 12 L_swa h_q s / 2, where h_q = head_dim heads; full-attention layers (every
+/// full_attention_every-th, window_attn_skip_freq) keep s/2.
+enum class BridgeFlopForm : uint8_t {
+  v0_2,  ///< v0.2.0 through v0.4.2: NeMo 25.09 to 26.04.01
+  v0_5,  ///< v0.5.0 on: NeMo 26.06 and later
+};
+double megatron_bridge_flops_per_token(const TransformerConfig& model, int seq_len, int tp,
+                                       BridgeFlopForm form);
 
 /// Per token of a LoRA fine-tuning step on packed sequences, as Megatron-Bridge counts it from
 /// 26.02.01 (flop_utils.py transformer_flops(), NVIDIA-NeMo/Megatron-Bridge#2571, 2026-03-03;

@@ -16,9 +16,10 @@ TEST_CASE("Megatron-Bridge's FLOPs of Qwen3-30B-A3B, worked by hand", "[metrics]
   // total 23 006 281 728 per token. Megatron-Bridge's published TFLOP/s over tokens/s of its
   // Qwen3-30B-A3B rows is 23.0e9 on every system (666e12 / 28934 = 23.02e9 on GB300).
   const TransformerConfig& q = *find_model("qwen3-30b-a3b");
-  CHECK(megatron_bridge_flops_per_token(q, 4096, 1) == Approx(23006281728.0).epsilon(1e-12));
+  CHECK(megatron_bridge_flops_per_token(q, 4096, 1, BridgeFlopForm::v0_2) ==
+        Approx(23006281728.0).epsilon(1e-12));
   // The router GEMM (2 h experts per layer and token) is in the GEMM count, not in Bridge's.
-  CHECK(megatron_bridge_flops_per_token(q, 4096, 1) <
+  CHECK(megatron_bridge_flops_per_token(q, 4096, 1, BridgeFlopForm::v0_2) <
         3.0 * flops_per_token(q).total(/*causal=*/true));
 }
 
@@ -29,12 +30,12 @@ TEST_CASE("Megatron-Bridge counts a non-SiLU gate as ungated and pads the vocabu
   silu.mlp = MlpKind::swiglu;
   // The expert term 12 h expert_ffn top_k L g differs by g = 1 against 3/2.
   const double experts = 12.0 * 2880 * 2880 * 4 * 36;
-  CHECK(megatron_bridge_flops_per_token(silu, 8192, 1) -
-            megatron_bridge_flops_per_token(oss, 8192, 1) ==
+  CHECK(megatron_bridge_flops_per_token(silu, 8192, 1, BridgeFlopForm::v0_2) -
+            megatron_bridge_flops_per_token(oss, 8192, 1, BridgeFlopForm::v0_2) ==
         Approx(0.5 * experts));
   // 201088 = 1571 x 128; at tp 4 the vocabulary pads to 393 x 512 = 201216: 6 h x 128 more.
-  CHECK(megatron_bridge_flops_per_token(oss, 8192, 4) -
-            megatron_bridge_flops_per_token(oss, 8192, 1) ==
+  CHECK(megatron_bridge_flops_per_token(oss, 8192, 4, BridgeFlopForm::v0_2) -
+            megatron_bridge_flops_per_token(oss, 8192, 1, BridgeFlopForm::v0_2) ==
         Approx(6.0 * 2880 * 128));
 }
 
@@ -55,8 +56,10 @@ TEST_CASE("Megatron-Bridge's MLA count of DeepSeek-V3", "[metrics][moe]") {
       (1536.0 * (7168 + 128 * 192 + 1) + 512.0 * (7168 + 128 * 256 + 1) + 7168.0 * 64 +
        128.0 * 128 * 7168 + 4096.0 * 128 * 192 / 2 + 4096.0 * 128 * 128 / 2);
   const double logits = 6.0 * 7168 * 129280;
-  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(mlp + mla + logits));
-  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(249812054016.0).epsilon(1e-12));
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1, BridgeFlopForm::v0_2) ==
+        Approx(mlp + mla + logits));
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1, BridgeFlopForm::v0_2) ==
+        Approx(249812054016.0).epsilon(1e-12));
 }
 
 TEST_CASE("Megatron-Bridge's LoRA count: two thirds of the frozen model, attention per document",
@@ -66,7 +69,7 @@ TEST_CASE("Megatron-Bridge's LoRA count: two thirds of the frozen model, attenti
   // attention, 12 L h D, is counted in full.
   const TransformerConfig& llama = *find_model("llama3-70b");
   const double L = llama.layers, h = llama.hidden;
-  const double frozen = megatron_bridge_flops_per_token(llama, 0, 1);
+  const double frozen = megatron_bridge_flops_per_token(llama, 0, 1, BridgeFlopForm::v0_2);
   for (int d : {128, 256, 4096}) {
     CHECK(megatron_bridge_lora_flops_per_token(llama, d) ==
           Approx(frozen * 2.0 / 3.0 + 12.0 * L * h * d).epsilon(1e-12));
@@ -87,8 +90,36 @@ TEST_CASE("Megatron-Bridge counts DeepSeek-V3's MTP module as one more MoE layer
   // (589e12 / 2265 on B200, 25.09; 557e12 / 2139 w/ MTP, 25.11: 260.4e9).
   const TransformerConfig& d = *find_model("deepseek-v3");  // the preset trains its module
   REQUIRE(d.mtp_layers == 1);
-  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) ==
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1, BridgeFlopForm::v0_2) ==
         Approx(249812054016.0 + 2378170368.0 + 1625960448.0 + 616691712.0 + 5560074240.0)
             .epsilon(1e-12));
-  CHECK(megatron_bridge_flops_per_token(d, 4096, 1) == Approx(259992950784.0).epsilon(1e-12));
+  CHECK(megatron_bridge_flops_per_token(d, 4096, 1, BridgeFlopForm::v0_2) ==
+        Approx(259992950784.0).epsilon(1e-12));
+}
+
+TEST_CASE("From v0.5.0 Megatron-Bridge counts every gate and the windowed layers' context",
+          "[metrics][moe]") {
+  // GPT-OSS 120B at s = 4096: its quick-GELU experts gain the gate, 12 h (2880 x 4 x 1/2) L, and
+  // its 18 windowed layers (window (128, 0): W = 129 keys) count the mean causal context
+  // 129 - 129 x 128 / 8192 = 126.984375 instead of s/2 = 2048, 12 x 64 x 64 per unit and layer.
+  const TransformerConfig& oss = *find_model("gpt-oss-120b");
+  const double old_form = megatron_bridge_flops_per_token(oss, 4096, 1, BridgeFlopForm::v0_2);
+  const double gate = 12.0 * 2880 * 2880 * 4 * 0.5 * 36;
+  const double window = 12.0 * 18 * 64 * 64 * (2048 - (129 - 129.0 * 128 / (2 * 4096)));
+  CHECK(megatron_bridge_flops_per_token(oss, 4096, 1, BridgeFlopForm::v0_5) ==
+        Approx(old_form + gate - window).epsilon(1e-12));
+  // 2.7164e10 per token before, 3.2631e10 after: the published TFLOP/s over tokens/s of the
+  // GPT-OSS rows are 524e12 / 19275 = 2.7185e10 in the 26.04 summary (GB300 BF16) and
+  // 1081e12 / 33166 = 3.2594e10 in 26.06's (GB300 MXFP8), TFLOP/s printed as integers.
+  CHECK(old_form == Approx(2.7185e10).epsilon(2e-3));
+  CHECK(megatron_bridge_flops_per_token(oss, 4096, 1, BridgeFlopForm::v0_5) ==
+        Approx(3.2594e10).epsilon(2e-3));
+  // A window as long as the sequence counts s/2, and a model without window or with a SiLU gate
+  // counts as before.
+  CHECK(megatron_bridge_flops_per_token(oss, 128, 1, BridgeFlopForm::v0_5) ==
+        Approx(megatron_bridge_flops_per_token(oss, 128, 1, BridgeFlopForm::v0_2) + gate)
+            .epsilon(1e-12));
+  const TransformerConfig& q = *find_model("qwen3-30b-a3b");
+  CHECK(megatron_bridge_flops_per_token(q, 4096, 1, BridgeFlopForm::v0_5) ==
+        megatron_bridge_flops_per_token(q, 4096, 1, BridgeFlopForm::v0_2));
 }

@@ -346,6 +346,19 @@ std::vector<SoftwareStack> make_presets() {
     out.push_back(s);
   }
   {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-26.06";
+    s.version = "26.06";
+    s.released = "2026-06";
+    s.bridge_flop_form = BridgeFlopForm::v0_5;
+    s.facts.push_back(
+        {"reported TFLOP/s count the gate of every gated MLP (GPT-OSS's quick-GELU too) and a "
+         "sliding-window layer's mean causal context instead of half the sequence",
+         "Megatron-Bridge src/megatron/bridge/training/utils/flop_utils.py "
+         "num_floating_point_operations() at v0.5.0 (fcbb6031, 2026-06-16; #3029 and #3947)"});
+    out.push_back(s);
+  }
+  {
     SoftwareStack s;
     s.id = "llm-foundry";
     s.framework = "llm-foundry";

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/megatron_bridge_flops.hpp"
 #include "models/parallel_plan.hpp"
 
 namespace fabricsim::models {
@@ -144,6 +145,8 @@ struct SoftwareStack {
   /// Megatron-Bridge from 26.02.01: a LoRA run reports the frozen-model count of
   /// megatron_bridge_lora_flops_per_token instead of the pre-training one.
   bool bridge_lora_flops = false;
+  /// The revision of Megatron-Bridge's closed form the framework reports with.
+  BridgeFlopForm bridge_flop_form = BridgeFlopForm::v0_2;
   bool documented = true;  ///< false for the fallback default
   std::vector<SoftwareFact> facts;
 };

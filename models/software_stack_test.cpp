@@ -39,7 +39,12 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   // Its LoRA FLOP count changed in 26.02.01; later releases keep it.
   CHECK_FALSE(find_software("megatron-bridge-25.11")->bridge_lora_flops);
   CHECK(software_for("megatron-bridge", "26.02.01", "2026-02").bridge_lora_flops);
-  CHECK(software_for("megatron-bridge", "26.06", "2026-06").id == "megatron-bridge-26.02.01");
+  CHECK(software_for("megatron-bridge", "26.04.01", "2026-05").id == "megatron-bridge-26.02.01");
+  CHECK(software_for("megatron-bridge", "26.06", "2026-06").bridge_lora_flops);
+  // Its pre-training FLOP count changed in 26.06 (v0.5.0); the release after keeps it.
+  CHECK(software_for("megatron-bridge", "26.04.01", "2026-05").bridge_flop_form ==
+        BridgeFlopForm::v0_2);
+  CHECK(software_for("megatron-bridge", "26.06.01", "2026-07").id == "megatron-bridge-26.06");
   CHECK(software_for("llm-foundry", "", "").id == "llm-foundry");
   // A framework without a preset gets the default.
   CHECK(software_for("deepspeed", "0.14", "2024-05").id == "deepspeed-2023");
