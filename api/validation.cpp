@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "api/evaluator.hpp"
 #include "api/layer_memory_fit.hpp"
@@ -431,13 +434,48 @@ std::string anchor_group(const calibration::Case& c) {
   return fmt::format("{} | {} | {} | {}", c.source, c.system, framework, c.precision.value_or("?"));
 }
 
-/// The anchors of the training cases: per group, the index of the case with the fewest GPUs.
+/// Where a case sits among its group's runs: the logarithms of its model size (the stated
+/// parameter count, else the 12 L h^2 of its layers) and of its sequence length (2048 unstated,
+/// as its scenario reads it).
+std::array<double, 2> anchor_position(const calibration::Case& c) {
+  if (!c.model) return {0.0, 0.0};
+  const calibration::CaseModel& m = *c.model;
+  const double params = m.params.value_or(12.0 * m.layers * double(m.hidden) * m.hidden);
+  return {std::log(params), std::log(double(m.seq_len.value_or(2048)))};
+}
+
+/// The anchors of the training cases: per group, of the cases with the fewest GPUs, the one
+/// nearest the rest of its group (the least summed distance between anchor positions; file
+/// order on a tie). A one-run calibration carries best to runs like it: a group's extreme shape
+/// (its largest model at its longest sequence, often near the memory limit) would carry its own
+/// misses to every other case. Only shapes are read, no measurement.
 std::map<std::string, size_t> anchors_of(const std::vector<calibration::Case>& cases) {
-  std::map<std::string, size_t> anchors;
+  std::map<std::string, std::vector<size_t>> groups;
   for (size_t i = 0; i < cases.size(); ++i) {
-    if (cases[i].kind != calibration::CaseKind::training) continue;
-    const auto [it, fresh] = anchors.try_emplace(anchor_group(cases[i]), i);
-    if (!fresh && cases[i].gpus < cases[it->second].gpus) it->second = i;
+    if (cases[i].kind == calibration::CaseKind::training)
+      groups[anchor_group(cases[i])].push_back(i);
+  }
+  std::map<std::string, size_t> anchors;
+  for (const auto& [group, members] : groups) {
+    int fewest = cases[members.front()].gpus;
+    for (const size_t i : members)
+      fewest = std::min(fewest, cases[i].gpus);
+    std::optional<size_t> best;
+    double best_distance = 0;
+    for (const size_t i : members) {
+      if (cases[i].gpus != fewest) continue;
+      const std::array<double, 2> here = anchor_position(cases[i]);
+      double distance = 0;
+      for (const size_t j : members) {
+        const std::array<double, 2> there = anchor_position(cases[j]);
+        distance += std::hypot(here[0] - there[0], here[1] - there[1]);
+      }
+      if (!best || distance < best_distance) {
+        best = i;
+        best_distance = distance;
+      }
+    }
+    anchors.emplace(group, *best);
   }
   return anchors;
 }
@@ -474,7 +512,7 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
   std::optional<HeldOutFits> held_out;
   if (options.hold_out_source) held_out.emplace(cases);
   HeldOutFits* fits = held_out ? &*held_out : nullptr;
-  // Anchored: each group's fit, made when its anchor comes up in file order.
+  // Anchored: each group's fit, made when the group first comes up in file order.
   const std::map<std::string, size_t> anchors =
       options.anchor ? anchors_of(cases) : std::map<std::string, size_t>{};
   struct GroupFit {

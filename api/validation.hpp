@@ -64,9 +64,10 @@ struct ValidationOptions {
   /// such as the software stack a source used: /training/attention_kernel=unfused).
   std::vector<std::string> scenario_sets;
   /// Anchored validation (`calibrate run` measured honestly): training cases are grouped by
-  /// source, system, framework version and precision; the group's case with the fewest GPUs
-  /// (the first in the file on a tie) is its anchor, the one run its sustained efficiency is
-  /// fitted to; the anchor is reported apart and never scored, every other case of the group is
+  /// source, system, framework version and precision; of the group's cases with the fewest
+  /// GPUs, the one whose model size and sequence length lie nearest the rest of the group's is
+  /// its anchor (the first in the file on a tie), the one run its sustained efficiency is fitted
+  /// to; the anchor is reported apart and never scored, every other case of the group is
   /// predicted with the fitted efficiency.
   bool anchor = false;
 };

@@ -122,6 +122,30 @@ TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
   CHECK(all.size() == scored.size() + 1);
 }
 
+TEST_CASE("cli: validate --anchor anchors a group on its most typical fewest-GPU run",
+          "[cli][calibrate][validate]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  // One group (MPT, A100 40GB), three runs on 8 GPUs and two on 16. The 13B model at 8k tokens
+  // comes first in the file, the 125m one at 512 tokens last; the 1B run at 2k tokens lies
+  // nearest the group's other shapes (log parameters, log sequence), so it is the anchor.
+  nlohmann::json cases = nlohmann::json::array();
+  for (const char* id :
+       {"mpt-a100-40gb-13b-s8192-g8", "mpt-a100-40gb-1b-s2048-g16", "mpt-a100-40gb-1b-s2048-g8",
+        "mpt-a100-40gb-3b-s2048-g16", "mpt-a100-40gb-125m-s512-g8"})
+    cases.push_back(dev_case(id));
+  const ScratchDir dir("cli-validate-anchor-typical");
+  const std::string file = dir.file("cases.json");
+  std::ofstream(file) << cases.dump();
+  const CliResult r = run_fabricsim({"validate", "--cases", file, "--set",
+                                     "/simulation/backend=analytical", "--anchor", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["anchors"].size() == 1);
+  CHECK(j["anchors"][0]["id"] == "mpt-a100-40gb-1b-s2048-g8");
+  CHECK(j["anchors"][0]["scored_cases"] == 4);  // the other 8-GPU runs are scored too
+}
+
 TEST_CASE("cli: validate searches the plan of a case that does not state it", "[cli][validate]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   nlohmann::json c = dev_case("nemo2407-pretrain-LLAMA2-7B-8");

@@ -24,8 +24,9 @@ class ValidateCommand final : public Command {
                    "of the file only (out-of-sample check of the calibration)");
     app_->add_flag("--anchor", options_.anchor,
                    "Anchored validation: per source, system, framework version and precision, "
-                   "fit the sustained efficiency to the case with the fewest GPUs (reported "
-                   "under anchors, never scored) and predict the group's other cases with it");
+                   "fit the sustained efficiency to a case with the fewest GPUs (of those, the "
+                   "one whose model size and sequence are nearest the group's; reported under "
+                   "anchors, never scored) and predict the group's other cases with it");
     app_->add_flag(
         "--print-scenarios", print_scenarios_,
         "Print the scenario each training case runs (its plan and the layers recomputed or "
