@@ -163,6 +163,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (choice.fp8_params) sc.lowering.software.fp8_params = *choice.fp8_params;
     if (choice.optimizer_state_bytes)
       sc.lowering.software.optimizer_state_bytes = *choice.optimizer_state_bytes;
+    if (choice.loss) sc.lowering.software.loss = *choice.loss;
     // The fused MLP's expert GEMMs are grouped kernels.
     if (sc.lowering.software.fused_moe_mlp)
       sc.lowering.software.grouped_gemm = models::GroupedGemmKernel::fused;

@@ -772,6 +772,21 @@ constexpr Setting kSettings[] = {
          [](const Scenario& s) -> json {
            return models::optimizer_state_name(s.lowering.software.optimizer_state_bytes);
          }}),
+    row({.pointer = "/software/loss_kernel",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "how the cross-entropy over the vocabulary runs: `fp32_upcast` (logits "
+                    "upcast to fp32, then max, exp-sum and normalise as separate kernels: "
+                    "Megatron's vocab-parallel cross-entropy; 38 bytes per logit forward, 14 "
+                    "backward), `megatron_fused` (the same compiled, Megatron-Core's "
+                    "cross_entropy_loss_fusion: 22 and 6) or `fused` (one kernel on the bf16 "
+                    "logits: Transformer Engine's, flash-attn's; 2 and 4)",
+         .choices = "fp32_upcast|megatron_fused|fused"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.loss = models::loss_kernel_from(v.as_string());
+         },
+         [](const Scenario& s) -> json { return models::to_string(s.lowering.software.loss); }}),
     software_flag<&SoftwareChoice::eager_elementwise, &models::SoftwareStack::eager_elementwise>(
         "/software/eager_elementwise",
         "memory-bound ops run as eager PyTorch writes them (RMSNorm and rotary in "

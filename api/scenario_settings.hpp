@@ -34,6 +34,7 @@ struct SoftwareChoice {
   std::optional<bool> fp8_attention;            ///< fp8_attention, over the preset's
   std::optional<bool> fp8_params;               ///< fp8_params, over the preset's
   std::optional<double> optimizer_state_bytes;  ///< optimizer_state, over the preset's
+  std::optional<models::LossKernel> loss;       ///< loss_kernel, over the preset's
 };
 
 /// What the settings are read into.

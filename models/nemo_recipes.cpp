@@ -1,5 +1,7 @@
 #include "models/nemo_recipes.hpp"
 
+#include <string>
+
 #include "models/bridge_recipes.hpp"
 
 namespace fabricsim::models {
@@ -22,6 +24,13 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
     // conf/training/nemotron/nemotron_340b.yaml: distributed_fused_adam, `dtype: bf16` (and
     // grad_sync_dtype bf16); the other pre-training configurations keep the fp32 default.
     r.bf16_optimizer_state = true;
+  }
+  // conf/training/llama/llama3_{8b,70b}.yaml, llama3_1_*.yaml and
+  // conf/training/nemotron/nemotron_{4b,8b,15b,22b}.yaml set `cross_entropy_loss_fusion: true`;
+  // the Llama 2, GPT-3 and Nemotron-4 340B configurations and the PEFT ones leave it off.
+  const std::string key = model_name_key(model_name);
+  if (task == "pretrain" && (key.starts_with("llama3") || key.starts_with("nemotron3"))) {
+    r.cross_entropy_fusion = true;
   }
   return r;
 }

@@ -13,6 +13,9 @@ struct NemoRecipe {
   bool bf16_optimizer_state = false;
   /// Parameters kept only in FP8 (`fp8_params`, SoftwareStack::fp8_params).
   bool fp8_params = false;
+  /// Megatron-Core's compiled vocab-parallel cross-entropy (`cross_entropy_loss_fusion`,
+  /// LossKernel::megatron_fused).
+  bool cross_entropy_fusion = false;
 };
 
 /// The recipe of NeMo `version` for `task` ("pretrain", "sft", "lora") of the model named

@@ -25,3 +25,19 @@ TEST_CASE("NeMo 24.07's recipes: SFT's bf16 Adam state and FP8 parameters", "[so
   // Other releases are not read.
   CHECK_FALSE(nemo_recipe("25.04", "Llama-2 70B", "sft").bf16_optimizer_state);
 }
+
+TEST_CASE("NeMo 24.07's recipes: the compiled cross-entropy where the configuration fuses it",
+          "[software]") {
+  // conf/training/llama/llama3_*.yaml and conf/training/nemotron/nemotron_{4b,8b,15b,22b}.yaml
+  // set cross_entropy_loss_fusion; Llama 2, GPT-3, Nemotron-4 340B and fine-tuning do not.
+  for (const char* model : {"Llama-3 8B", "Llama-3 70B", "Nemotron-3 8B", "Nemotron-3 22B"}) {
+    INFO(model);
+    CHECK(nemo_recipe("24.07", model, "pretrain").cross_entropy_fusion);
+  }
+  for (const char* model : {"Llama-2 7B", "GPT-3 175B", "Nemotron-4 340B"}) {
+    INFO(model);
+    CHECK_FALSE(nemo_recipe("24.07", model, "pretrain").cross_entropy_fusion);
+  }
+  CHECK_FALSE(nemo_recipe("24.07", "Llama-3 8B", "sft").cross_entropy_fusion);
+  CHECK_FALSE(nemo_recipe("25.04", "Llama-3 8B", "pretrain").cross_entropy_fusion);
+}

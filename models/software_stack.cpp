@@ -54,12 +54,35 @@ const char* to_string(FsdpImpl f) {
 }
 
 const char* to_string(LossKernel k) {
-  return k == LossKernel::fused ? "fused" : "fp32_upcast";
+  switch (k) {
+    case LossKernel::fp32_upcast:
+      return "fp32_upcast";
+    case LossKernel::megatron_fused:
+      return "megatron_fused";
+    case LossKernel::fused:
+      return "fused";
+  }
+  return "?";
+}
+
+std::optional<LossKernel> loss_kernel_from(std::string_view name) {
+  for (const LossKernel k :
+       {LossKernel::fp32_upcast, LossKernel::megatron_fused, LossKernel::fused}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
 }
 
 double loss_bytes_per_logit(LossKernel k, bool backward) {
-  if (k == LossKernel::fused) return backward ? 4.0 : 2.0;
-  return backward ? 16.0 : 24.0;
+  switch (k) {
+    case LossKernel::fp32_upcast:
+      return backward ? 14.0 : 38.0;
+    case LossKernel::megatron_fused:
+      return backward ? 6.0 : 22.0;
+    case LossKernel::fused:
+      return backward ? 4.0 : 2.0;
+  }
+  return 0.0;
 }
 
 const char* to_string(GroupedGemmKernel k) {

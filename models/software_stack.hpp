@@ -44,13 +44,23 @@ enum class GroupedGemmKernel : uint8_t {
 };
 const char* to_string(GroupedGemmKernel k);
 
-/// How the loss over the vocabulary runs. `fp32_upcast`: the logits upcast to fp32, then max,
-/// exp-sum and normalise as separate passes (Megatron's vocab-parallel cross-entropy without
-/// loss fusion): 24 bytes per logit forward, 16 backward. `fused`: one kernel reads the bf16
-/// logits and keeps per-row statistics, the backward recomputes the softmax and writes the bf16
-/// gradient (flash-attn's xentropy kernel): 2 bytes per logit forward, 4 backward.
-enum class LossKernel : uint8_t { fp32_upcast, fused };
+/// How the loss over the vocabulary runs (HBM traffic per logit, counted from the code):
+/// - `fp32_upcast`: the logits upcast to fp32 and cross-entropy in separate eager kernels,
+///   counted on Megatron's vocab-parallel cross-entropy (core_r0.8.0
+///   tensor_parallel/cross_entropy.py, the same passes in Megatron-LM 2021-22): the bf16 logits
+///   upcast to fp32 (2 + 4 bytes), max (4), subtract (4 + 4), exp (4 + 4), sum (4) and normalise
+///   (4 + 4) as separate kernels, 38 bytes forward; backward scales the saved softmax in place
+///   (4 + 4) and casts it to bf16 for the head (4 + 2), 14;
+/// - `megatron_fused`: the same code compiled (Megatron-Core's cross_entropy_loss_fusion,
+///   fusions/fused_cross_entropy.py under jit_fuser, torch.compile from PyTorch 2.2): upcast with
+///   max (2 + 4), subtract-exp-sum (4 + 4), normalise (4 + 4), 22 forward; scale and cast in one
+///   kernel (4 + 2), 6 backward;
+/// - `fused`: one kernel reads the bf16 logits and keeps per-row statistics, the backward
+///   recomputes the softmax and writes the bf16 gradient (flash-attn's xentropy kernel,
+///   Transformer Engine's Triton one): 2 bytes forward, 4 backward.
+enum class LossKernel : uint8_t { fp32_upcast, megatron_fused, fused };
 const char* to_string(LossKernel k);
+std::optional<LossKernel> loss_kernel_from(std::string_view name);
 /// Bytes of HBM traffic per logit of the loss, forward or backward.
 double loss_bytes_per_logit(LossKernel k, bool backward);
 
