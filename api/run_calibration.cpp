@@ -57,6 +57,10 @@ double metric_value(const TrainingMetrics& metrics, RunMetric metric) {
   return 0;
 }
 
+double zero_shot_error(RunMetric metric, double predicted, double measured) {
+  return metric == RunMetric::step_time_s ? measured / predicted - 1 : predicted / measured - 1;
+}
+
 RunFit fit_sustained_efficiency(const Evaluator& cluster, const Scenario& scenario,
                                 const RunMeasurement& measured, Fidelity fidelity,
                                 const std::string& field) {

@@ -105,3 +105,12 @@ TEST_CASE("run calibration: metric names", "[calibrate]") {
   CHECK_FALSE(parse_run_metric("step_time"));
   CHECK_FALSE(parse_run_metric(""));
 }
+
+TEST_CASE("run calibration: the zero-shot error is positive where the model was optimistic",
+          "[calibrate]") {
+  // Throughput predicted 25% above the measurement, or a step predicted 20% short of it.
+  CHECK(zero_shot_error(RunMetric::tokens_per_s_per_gpu, 125, 100) == Approx(0.25));
+  CHECK(zero_shot_error(RunMetric::mfu, 0.5, 0.4) == Approx(0.25));
+  CHECK(zero_shot_error(RunMetric::step_time_s, 8, 10) == Approx(0.25));
+  CHECK(zero_shot_error(RunMetric::step_time_s, 10, 8) == Approx(-0.2));
+}

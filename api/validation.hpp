@@ -42,6 +42,7 @@ struct AnchorFit {
   std::string metric;
   double measured = 0;
   double predicted_before = 0;  ///< zero-shot
+  double zero_shot_error = 0;   ///< > 0: the model was optimistic (api::zero_shot_error)
   double sustained_efficiency = 1;
   int scored = 0;  ///< other cases of the group predicted with it
 };

@@ -1,6 +1,7 @@
 // `fabricsim calibrate run` and `fabricsim validate --anchor` end to end.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -65,10 +66,19 @@ TEST_CASE("cli: calibrate run writes a profile that reproduces the run", "[cli][
   INFO(fit.err);
   REQUIRE(fit.code == 0);
   CHECK_THAT(fit.out, Catch::Contains("sustained efficiency 0.7"));
+  // 25% optimistic zero-shot is beyond the model's validated spread: the output and the
+  // profile's provenance say so; 10% is within it.
+  CHECK_THAT(fit.out, Catch::Contains("+25.0% off this run, beyond its validated spread"));
+  const CliResult near = run_fabricsim({"calibrate", "run", scenario, "--measured",
+                                        "tokens_per_s_per_gpu=" + std::to_string(zero_shot / 1.1),
+                                        "-o", dir.file("near.json")});
+  REQUIRE(near.code == 0);
+  CHECK_THAT(near.out, !Catch::Contains("validated spread"));
   const calibration::CalibrationProfile p = calibration::load_profile(profile);
   CHECK(p.compute.sustained_efficiency < 0.8);
   CHECK_THAT(p.compute.sustained_source, Catch::Contains(scenario));
   CHECK(p.provenance.back().format == "training_run");
+  CHECK_THAT(p.provenance.back().notes, Catch::Contains("beyond the model's validated spread"));
   const CliResult again = run_fabricsim({"run", scenario, "--json", "--calibration", profile});
   REQUIRE(again.code == 0);
   const nlohmann::json j = nlohmann::json::parse(again.out);
@@ -109,6 +119,7 @@ TEST_CASE("cli: validate --anchor fits one case per group and never scores it",
   CHECK_FALSE(scored.count(a["id"].get<std::string>()));
   CHECK(a["scored_cases"].get<size_t>() == scored.size());
   CHECK(a["sustained_efficiency"].get<double>() > 0.05);
+  CHECK(a["beyond_validated_spread"] == (std::abs(a["zero_shot_error"].get<double>()) > 0.2));
   // Without --anchor every case is scored, the anchor among them, and nothing is anchored.
   const CliResult plain =
       run_fabricsim({"validate", "--cases", cases, "--only", "nemo2407-pretrain", "--set",

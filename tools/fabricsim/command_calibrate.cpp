@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -351,13 +352,16 @@ class CalibrateCommand final : public Command {
         *metric, value, fmt::format("{} ({} = {:.6g})", run_file_, to_string(*metric), value)};
     const api::RunFit fit = api::fit_sustained_efficiency(
         cluster, sc, m, api::fidelity_of(sc.simulation.backend), "--measured");
+    const double error = api::zero_shot_error(*metric, fit.predicted_before, value);
+    const bool beyond = std::abs(error) > api::kValidatedSpread;
     calibration::Provenance prov;
     prov.file = run_file_;
     prov.format = "training_run";
     prov.notes = fmt::format(
-        "calibrate run: {} = {:.6g} measured, {:.6g} predicted before, {:.6g} after; sustained "
-        "efficiency {:.4f}",
-        to_string(*metric), value, fit.predicted_before, fit.predicted_after,
+        "calibrate run: {} = {:.6g} measured, {:.6g} predicted before ({:+.1f}%{}), {:.6g} after; "
+        "sustained efficiency {:.4f}",
+        to_string(*metric), value, fit.predicted_before, 100 * error,
+        beyond ? ", beyond the model's validated spread" : "", fit.predicted_after,
         fit.compute.sustained_efficiency);
     write_refitted(output_, cluster.profile(), fit.compute, std::move(prov));
     out << fmt::format(
@@ -367,6 +371,14 @@ class CalibrateCommand final : public Command {
         output_, to_string(*metric), value, fit.predicted_before,
         cluster.profile().compute.sustained_efficiency, fit.predicted_after,
         fit.compute.sustained_efficiency, fit.evaluations, output_);
+    if (beyond) {
+      out << fmt::format(
+          "  note: the model's zero-shot prediction was {:+.1f}% off this run, beyond its "
+          "validated spread ({:.0f}%): the efficiency likely absorbs a mechanism the model does "
+          "not represent (host-bound eager execution, a plan or software setting other than the "
+          "scenario's), and predictions of other plans or scales from this profile inherit it\n",
+          100 * error, 100 * api::kValidatedSpread);
+    }
     return 0;
   }
 
