@@ -220,15 +220,16 @@ SharedEvaluation Evaluator::evaluate_together(const std::vector<const PreparedPl
 
 namespace {
 
-/// Model FLOPs per token as Megatron-Bridge reports them for this run (its LoRA count from
-/// 26.02.01, else its pre-training form of the release); 0 for a framework counting the GEMMs.
+/// Model FLOPs per token in the closed forms Megatron-Bridge reports (its LoRA count, which NeMo
+/// 24.07 used too, else its pre-training form of the release); 0 for a framework counting the
+/// GEMMs.
 double bridge_flops_per_token(const Scenario& s, int seq) {
   const models::SoftwareStack& software = s.lowering.software;
-  if (software.flop_count != models::FlopCount::megatron_bridge) return 0.0;
   if (software.bridge_lora_flops && s.training.task == models::TrainingTask::lora) {
     return models::megatron_bridge_lora_flops_per_token(
         s.model, std::min(seq, s.lowering.sft_document_tokens));
   }
+  if (software.flop_count != models::FlopCount::megatron_bridge) return 0.0;
   return models::megatron_bridge_flops_per_token(s.model, seq, s.plan.tp,
                                                  software.bridge_flop_form);
 }

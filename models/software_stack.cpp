@@ -269,12 +269,21 @@ std::vector<SoftwareStack> make_presets() {
           "is not published",
           "NVIDIA/NeMo nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py "
           "setup_mcore_distributed_parallel; NVIDIA/NeMo-Framework-Launcher "
-          "launcher_scripts/conf/training/llama/llama3_70b.yaml"}});
+          "launcher_scripts/conf/training/llama/llama3_70b.yaml"},
+         {"a LoRA run's reported TFLOP/s count two thirds of the frozen model's FLOPs plus the "
+          "attention over each packed 256-token document, the form Megatron-Bridge later "
+          "published: the summary's Llama 2 LoRA rows give 26.7, 51.7 and 275.5 GFLOP per token "
+          "(TFLOP/s over tokens/s; 7B, 13B, 70B), that form 26.8, 52.0 and 276.9",
+          "NeMo 24.07 performance summary (LoRA rows); Megatron-Bridge flop_utils.py "
+          "transformer_flops() (#2571)"}});
+    s.bridge_lora_flops = true;
     out.push_back(s);
   }
   {
     SoftwareStack s = out.back();
     s.id = "nemo-25.04";
+    // Which LoRA count NeMo 2's summaries use is not established: the GEMM count.
+    s.bridge_lora_flops = false;
     s.version = "25.04";
     s.released = "2025-04";
     s.loss = LossKernel::fused;

@@ -152,8 +152,8 @@ struct SoftwareStack {
     return p == topologies::Precision::fp16 || grad_reduce_fp32 ? 4.0 : 2.0;
   }
   FlopCount flop_count = FlopCount::megatron_lm;
-  /// Megatron-Bridge from 26.02.01: a LoRA run reports the frozen-model count of
-  /// megatron_bridge_lora_flops_per_token instead of the pre-training one.
+  /// A LoRA run reports the frozen-model count of megatron_bridge_lora_flops_per_token instead of
+  /// the pre-training one (Megatron-Bridge from 26.02.01; NeMo 24.07's summary already did).
   bool bridge_lora_flops = false;
   /// The revision of Megatron-Bridge's closed form the framework reports with.
   BridgeFlopForm bridge_flop_form = BridgeFlopForm::v0_2;

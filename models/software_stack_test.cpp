@@ -38,6 +38,9 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   CHECK(software_for("megatron-bridge", "26.02", "2026-02").id == "megatron-bridge-25.11");
   // Its LoRA FLOP count changed in 26.02.01; later releases keep it.
   CHECK_FALSE(find_software("megatron-bridge-25.11")->bridge_lora_flops);
+  // NeMo 24.07's summary counted LoRA that way already; NeMo 2's count is not established.
+  CHECK(find_software("nemo-24.07")->bridge_lora_flops);
+  CHECK_FALSE(find_software("nemo-25.04")->bridge_lora_flops);
   CHECK(software_for("megatron-bridge", "26.02.01", "2026-02").bridge_lora_flops);
   CHECK(software_for("megatron-bridge", "26.04.01", "2026-05").id == "megatron-bridge-26.02.01");
   CHECK(software_for("megatron-bridge", "26.06", "2026-06").bridge_lora_flops);
