@@ -56,6 +56,10 @@ double zero_shot_error(RunMetric metric, double predicted, double measured);
 /// predictions of other plans and scales from the profile inherit it. A report threshold, not a
 /// model parameter.
 inline constexpr double kValidatedSpread = 0.20;
+/// Whether a run's zero_shot_error lies beyond kValidatedSpread either way.
+inline bool beyond_validated_spread(double zero_shot_error) {
+  return zero_shot_error > kValidatedSpread || zero_shot_error < -kValidatedSpread;
+}
 
 /// Solves the scenario's sustained efficiency on `cluster` (built for it) so that the simulated
 /// metric equals the measurement. Throws sim::InputError (naming `field`) when the plan cannot

@@ -460,18 +460,18 @@ std::map<std::string, size_t> anchors_of(const std::vector<calibration::Case>& c
     int fewest = cases[members.front()].gpus;
     for (const size_t i : members)
       fewest = std::min(fewest, cases[i].gpus);
+    std::vector<std::array<double, 2>> positions;
+    for (const size_t i : members)
+      positions.push_back(anchor_position(cases[i]));
     std::optional<size_t> best;
     double best_distance = 0;
-    for (const size_t i : members) {
-      if (cases[i].gpus != fewest) continue;
-      const std::array<double, 2> here = anchor_position(cases[i]);
+    for (size_t k = 0; k < members.size(); ++k) {
+      if (cases[members[k]].gpus != fewest) continue;
       double distance = 0;
-      for (const size_t j : members) {
-        const std::array<double, 2> there = anchor_position(cases[j]);
-        distance += std::hypot(here[0] - there[0], here[1] - there[1]);
-      }
+      for (const std::array<double, 2>& there : positions)
+        distance += std::hypot(positions[k][0] - there[0], positions[k][1] - there[1]);
       if (!best || distance < best_distance) {
-        best = i;
+        best = members[k];
         best_distance = distance;
       }
     }
@@ -754,7 +754,7 @@ nlohmann::json report_to_json(const ValidationReport& report) {
                        {"measured", a.measured},
                        {"predicted_zero_shot", a.predicted_before},
                        {"zero_shot_error", a.zero_shot_error},
-                       {"beyond_validated_spread", std::abs(a.zero_shot_error) > kValidatedSpread},
+                       {"beyond_validated_spread", beyond_validated_spread(a.zero_shot_error)},
                        {"sustained_efficiency", a.sustained_efficiency},
                        {"scored_cases", a.scored}});
   }
@@ -815,7 +815,7 @@ std::string report_to_text(const ValidationReport& report) {
     out += "\nanchors (fitted, not scored): sustained efficiency per group\n";
     bool beyond = false;
     for (const AnchorFit& a : report.anchors) {
-      const bool flag = std::abs(a.zero_shot_error) > kValidatedSpread;
+      const bool flag = beyond_validated_spread(a.zero_shot_error);
       beyond = beyond || flag;
       out += fmt::format("  {:<60} {:>6.3f}  zero-shot {:>+7.1f}%{} on {}, {} case(s) scored\n",
                          a.id, a.sustained_efficiency, 100 * a.zero_shot_error, flag ? "*" : " ",

@@ -7,9 +7,9 @@ namespace fabricsim::models {
 namespace {
 
 /// Layers (of `layers`, the decoder's and the multi-token-prediction modules') that v0.5.0 counts
-/// as sliding-window: all of them, but every full_attention_every-th (i + 1 divisible by it).
+/// as sliding-window in a windowed model: all of them, but every full_attention_every-th (i + 1
+/// divisible by it).
 double windowed_layer_count(const TransformerConfig& m, double layers) {
-  if (m.sliding_window <= 0) return 0.0;
   if (m.full_attention_every <= 0) return layers;
   return layers - std::floor(layers / m.full_attention_every);
 }

@@ -10,6 +10,7 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
                        std::string_view task) {
   NemoRecipe r;
   if (version != "24.07") return r;
+  const std::string key = model_name_key(model_name);
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
   // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs
   // distributed_fused_adam with `dtype: bf16`, and the H100 fine-tuning scripts
@@ -20,7 +21,7 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
     r.fp8_params = true;
   } else if (task == "lora") {
     r.fp8_params = true;
-  } else if (model_name_key(model_name).starts_with("nemotron4340b")) {
+  } else if (key.starts_with("nemotron4340b")) {
     // conf/training/nemotron/nemotron_340b.yaml: distributed_fused_adam, `dtype: bf16` (and
     // grad_sync_dtype bf16); the other pre-training configurations keep the fp32 default.
     r.bf16_optimizer_state = true;
@@ -28,7 +29,6 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
   // conf/training/llama/llama3_{8b,70b}.yaml, llama3_1_*.yaml and
   // conf/training/nemotron/nemotron_{4b,8b,15b,22b}.yaml set `cross_entropy_loss_fusion: true`;
   // the Llama 2, GPT-3 and Nemotron-4 340B configurations and the PEFT ones leave it off.
-  const std::string key = model_name_key(model_name);
   if (task == "pretrain" && (key.starts_with("llama3") || key.starts_with("nemotron3"))) {
     r.cross_entropy_fusion = true;
   }

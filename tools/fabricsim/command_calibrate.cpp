@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -353,7 +352,7 @@ class CalibrateCommand final : public Command {
     const api::RunFit fit = api::fit_sustained_efficiency(
         cluster, sc, m, api::fidelity_of(sc.simulation.backend), "--measured");
     const double error = api::zero_shot_error(*metric, fit.predicted_before, value);
-    const bool beyond = std::abs(error) > api::kValidatedSpread;
+    const bool beyond = api::beyond_validated_spread(error);
     calibration::Provenance prov;
     prov.file = run_file_;
     prov.format = "training_run";
