@@ -130,6 +130,7 @@ TEST_CASE("every default the settings table states in words is what the reader a
     CHECK(at("/software/eager_elementwise") == preset.eager_elementwise);
     CHECK(at("/software/grouped_gemm") == std::string(models::to_string(preset.grouped_gemm)));
     CHECK(at("/software/moe_dispatcher") == (preset.deepep ? "deepep" : "alltoall"));
+    CHECK(at("/software/loss_kernel") == std::string(models::to_string(preset.loss)));
   }
   // "preset" under /system: the system preset's own spec at that GPU count, and "the whole
   // domain" for the NVLink segment.
@@ -174,4 +175,22 @@ TEST_CASE("a preset's bucket grows with the data-parallel ranks, a bucket_size s
   CHECK(bucket(doc) == 512 * 1e6 * 4);
   doc["parallelism"]["bucket_size"] = "100 MB";
   CHECK(bucket(doc) == 100e6);
+}
+
+TEST_CASE("the loss kernel setting overrides the preset's and rejects other names",
+          "[settings][bad-input]") {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h100", "gpus": 8},
+    "model": {"preset": "llama3-8b"},
+    "parallelism": {},
+    "training": {"global_batch": 64},
+    "software": {"framework": "nemo-24.07", "loss_kernel": "megatron_fused"}
+  })");
+  const Scenario s = read_scenario(sim::JsonDocument(doc, "loss.json").root());
+  CHECK(s.lowering.software.loss == models::LossKernel::megatron_fused);
+  CHECK(models::find_software("nemo-24.07")->loss == models::LossKernel::fp32_upcast);
+  doc["software"]["loss_kernel"] = "fast";
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "loss.json").root()),
+                    Catch::Contains("loss.json: /software/loss_kernel: expected one of "
+                                    "fp32_upcast, megatron_fused, fused"));
 }
