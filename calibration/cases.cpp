@@ -67,7 +67,8 @@ constexpr std::array<std::string_view, 6> kGemmKeys = {"m", "n", "k", "batch", "
 
 const std::vector<std::string> kKinds = {"training", "collective", "gemm"};
 const std::vector<std::string> kTasks = {"pretrain", "sft", "lora"};
-const std::vector<std::string> kPrecisions = {"fp16", "bf16", "fp8", "mxfp8", "nvfp4", "fp4"};
+const std::vector<std::string> kPrecisions = {"fp16",  "bf16",  "fp8", "mxfp8",
+                                              "nvfp4", "mxfp4", "fp4"};
 const std::vector<std::string> kAttention = {"mha", "gqa", "mla"};
 const std::vector<std::string> kFrameworks = {
     "megatron-lm", "megatron-core",      "nemo",      "megatron-bridge", "nemo-automodel",

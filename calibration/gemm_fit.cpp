@@ -123,7 +123,15 @@ std::optional<Precision> gemm_precision(const std::string& dtype) {
   if (dtype == "bf16" || dtype == "fp16") return Precision::bf16;
   if (dtype == "fp8") return Precision::fp8;
   if (dtype == "mxfp8") return Precision::mxfp8;
-  if (dtype == "nvfp4" || dtype == "fp4") return Precision::nvfp4;
+  // The model's FP4 is block-scaled, as training runs it: NVFP4 (16-element blocks, E4M3 scales)
+  // or MXFP4 (32-element blocks, E8M0 scales), one tensor-core instruction family at one rate
+  // (NVFP4 reads twice the scale factors, so MXFP4 times bound it from below). FP4 of unstated
+  // scaling is not evidence for it: the one source of such rows, Azure's cuBLASLt sweep, runs
+  // E2M1 x E2M1 into an E2M1 output with no scale tensors and no block-scale mode
+  // (Azure/AI-benchmarking-guide's superbenchmark fork, cublaslt_gemm.cu and cublaslt_utils.cc),
+  // and at 8192^3 it reads 7.5 PFLOP/s on GB200 where block-scaled MXFP4 reads 5.2 on B200
+  // (cuBLAS 13.3; calibration/data/public-gemm), 29% apart after the two GPUs' FP4 peaks.
+  if (dtype == "nvfp4" || dtype == "mxfp4") return Precision::nvfp4;
   if (dtype == "tf32") return Precision::tf32;
   return std::nullopt;
 }

@@ -23,8 +23,9 @@ GemmFitResult fit_gemm(const topologies::GpuSpec& gpu, topologies::Precision pre
                        const std::vector<GemmMeasurement>& measurements,
                        const models::ComputeProfile& base);
 
-/// Precision a measurement's dtype is fitted as (fp16 shares bf16's parameters, fp4 is nvfp4);
-/// nullopt for dtypes the model has no rate for.
+/// Precision a measurement's dtype is fitted as (fp16 shares bf16's parameters; MXFP4, like
+/// NVFP4, is block-scaled FP4); nullopt for dtypes the model has no rate for, among them `fp4`,
+/// FP4 whose scaling is not stated (gemm_fit.cpp says why).
 std::optional<topologies::Precision> gemm_precision(const std::string& dtype);
 
 }  // namespace fabricsim::calibration

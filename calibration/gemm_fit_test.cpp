@@ -200,7 +200,8 @@ TEST_CASE("GEMM dtypes map to the precisions they are fitted as", "[gemm-fit]") 
   CHECK(gemm_precision("bf16") == Precision::bf16);
   CHECK(gemm_precision("fp16") == Precision::bf16);
   CHECK(gemm_precision("fp8") == Precision::fp8);
-  CHECK(gemm_precision("fp4") == Precision::nvfp4);
+  CHECK_FALSE(gemm_precision("fp4").has_value());  // scaling unstated: not block-scaled evidence
+  CHECK(gemm_precision("mxfp4") == Precision::nvfp4);
   CHECK(gemm_precision("nvfp4") == Precision::nvfp4);
   CHECK(gemm_precision("tf32") == Precision::tf32);
   CHECK_FALSE(gemm_precision("int8").has_value());

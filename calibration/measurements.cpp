@@ -14,8 +14,8 @@ void MeasurementSet::append(MeasurementSet other) {
 }
 
 const std::vector<std::string>& gemm_dtypes() {
-  static const std::vector<std::string> dtypes = {"bf16",  "fp16",  "fp8", "tf32",
-                                                  "mxfp8", "nvfp4", "fp4"};
+  static const std::vector<std::string> dtypes = {"bf16",  "fp16",  "fp8",   "tf32",
+                                                  "mxfp8", "nvfp4", "mxfp4", "fp4"};
   return dtypes;
 }
 

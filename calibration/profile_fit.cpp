@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -9,6 +12,8 @@
 #include "calibration/collective_fit.hpp"
 #include "calibration/gemm_fit.hpp"
 #include "calibration/importers.hpp"
+#include "calibration/relative_gemm_rate.hpp"
+#include "sim/input_error.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::calibration {
@@ -26,6 +31,9 @@ const std::map<std::string, std::string>& gpu_donors() {
       {"GB300", "B300"},
       {"B300", "B200"},
       {"B200", "GB200"},
+      // Block-scaled FP4 is measured on B200 only (cuBLAS MXFP4); GB200's other precisions are
+      // its own, so the pair is looked up one way per precision and never loops.
+      {"GB200", "B200"},
       {"Rubin", "GB300"},
   };
   return donors;
@@ -47,7 +55,9 @@ struct GpuFit {
   std::map<Precision, models::GemmParams> params;
   std::map<std::string, FitQuality> quality;
   std::map<Precision, int> points;
-  std::vector<std::string> notes;
+  /// Precisions set from a measured rate relative to another one (RelativeGemmRate): the
+  /// source, for the profile's notes. They count as rich fits.
+  std::map<Precision, std::string> relative;
 };
 
 GpuFit fit_gpu(const topologies::GpuSpec& gpu, const std::vector<GemmMeasurement>& gemms,
@@ -81,9 +91,83 @@ GpuFit fit_gpu(const topologies::GpuSpec& gpu, const std::vector<GemmMeasurement
   return out;
 }
 
-bool donor_has_rich(const std::map<std::string, GpuFit>& fits, const std::string& id, Precision p) {
+bool has_rich(const std::map<std::string, GpuFit>& fits, const std::string& id, Precision p) {
   const auto it = fits.find(id);
-  return it != fits.end() && it->second.points.count(p) && it->second.points.at(p) >= 6;
+  return it != fits.end() && (it->second.relative.count(p) ||
+                              (it->second.points.count(p) && it->second.points.at(p) >= 6));
+}
+
+/// The GEMM parameters `gpu` takes at `p` and the GPU they were fitted on: its own fit when it
+/// rests on enough shapes (or nothing better is at hand), else the nearest relative's. With one
+/// or two best-case (MAMF) points of its own, a sibling die's rich fit is the better estimate.
+std::optional<std::pair<models::GemmParams, std::string>> resolve_fit(
+    const std::map<std::string, GpuFit>& fits, const std::string& gpu, Precision p) {
+  std::string id = gpu;
+  for (int depth = 0; depth < 4 && !id.empty(); ++depth) {
+    const auto fit = fits.find(id);
+    const bool usable = fit != fits.end() && fit->second.params.count(p) &&
+                        (has_rich(fits, gpu, p) || id != gpu || !gpu_donors().count(gpu) ||
+                         !has_rich(fits, gpu_donors().at(gpu), p));
+    if (usable) return std::make_pair(fit->second.params.at(p), id);
+    const auto d = gpu_donors().find(id);
+    id = d == gpu_donors().end() ? "" : d->second;
+  }
+  return std::nullopt;
+}
+
+/// Sets each RelativeGemmRate's precision on its GPU from the GPU's resolved reference fit, with
+/// the shape parameters of the precision's own resolved fit (or the defaults).
+void apply_relative_rates(std::map<std::string, GpuFit>& fits) {
+  for (const RelativeGemmRate& rate : relative_gemm_rates()) {
+    const topologies::GpuSpec& gpu = *topologies::find_gpu(std::string(rate.gpu));
+    models::ComputeProfile profile = models::default_compute_profile(gpu);
+    auto ref = resolve_fit(fits, gpu.id, rate.reference);
+    // Blackwell runs MXFP8 on FP8's tensor cores: without MXFP8 points, a preset takes FP8's fit.
+    if (!ref && rate.reference == Precision::mxfp8) ref = resolve_fit(fits, gpu.id, Precision::fp8);
+    if (ref) profile.gemm_for(rate.reference) = ref->first;
+    models::GemmParams seed = profile.gemm_for(rate.precision);
+    if (const auto own = resolve_fit(fits, gpu.id, rate.precision)) seed = own->first;
+    GpuFit& fit = fits[gpu.id];
+    const models::GemmParams params = fit_relative_rate(gpu, profile, seed, rate);
+    fit.params[rate.precision] = params;
+    fit.relative[rate.precision] = std::string(rate.source);
+    // One measurement (the ratio), reproduced: like a single point, it sets the ceiling only.
+    profile.gemm_for(rate.precision) = params;
+    const double miss =
+        std::abs(summed_gemm_seconds(gpu, profile, rate.reference, rate.shapes) /
+                     summed_gemm_seconds(gpu, profile, rate.precision, rate.shapes) / rate.ratio -
+                 1);
+    fit.quality[std::string(topologies::to_string(rate.precision))] =
+        FitQuality{.points = 1, .r2 = 1, .median_rel_error = miss, .max_rel_error = miss};
+  }
+}
+
+/// The GEMM records of the case files in `dir` (sorted by name), for the built-in fits.
+MeasurementSet gemm_cases_in(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw sim::InputError(dir, "", "expected a folder of GEMM case files (*.json), found none");
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  MeasurementSet out;
+  for (const auto& path : files) {
+    const std::vector<Case> cases = load_cases(path.string());
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].kind != CaseKind::gemm) {
+        throw sim::InputError(path.string(), fmt::format("/{}/kind", i),
+                              "expected a GEMM record (kind gemm) in a GEMM data folder");
+      }
+    }
+    MeasurementSet m = measurements_from_cases(cases);
+    m.provenance.push_back(
+        {path.generic_string(), "cases_json", "", "", "", "public GEMM microbenchmarks"});
+    out.append(std::move(m));
+  }
+  return out;
 }
 
 }  // namespace
@@ -145,6 +229,7 @@ CalibrationProfile fit_profile(const std::string& system, MeasurementSet measure
 }
 
 std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& reference_dir,
+                                                          const std::string& gemm_dir,
                                                           const std::string& created) {
   MeasurementSet data;
   for (const char* file : {"dev-gemm.json", "dev-collectives.json"}) {
@@ -153,6 +238,7 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     m.provenance.push_back({path, "cases_json", "", "", "", "reference cases (public sources)"});
     data.append(std::move(m));
   }
+  data.append(gemm_cases_in(gemm_dir));
   // GPU-level compute fits.
   std::map<std::string, GpuFit> gpu_fits;
   for (const topologies::GpuSpec& gpu : topologies::gpu_catalog()) {
@@ -163,6 +249,7 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     if (!gemms.empty())
       gpu_fits[gpu.id] = fit_gpu(gpu, gemms, models::default_compute_profile(gpu));
   }
+  apply_relative_rates(gpu_fits);
   // System-level collective fits.
   std::map<std::string, CollectiveFitResult> system_fits;
   for (const topologies::SystemPreset& preset : topologies::system_presets()) {
@@ -185,29 +272,20 @@ std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& ref
     for (size_t i = 0; i < p.compute.gemm.size(); ++i) {
       const Precision prec = static_cast<Precision>(i);
       if (gpu.peak_tflops(prec) <= 0) continue;
-      // A GPU's own fit is used when it rests on enough shapes; with one or two best-case
-      // (MAMF) points, a sibling die's fit of the same precision is the better estimate.
-      const auto own = gpu_fits.find(gpu.id);
-      const bool own_rich = own != gpu_fits.end() && own->second.points.count(prec) &&
-                            own->second.points.at(prec) >= 6;
-      std::string id = gpu.id;
-      for (int depth = 0; depth < 4 && !id.empty(); ++depth) {
-        const auto fit = gpu_fits.find(id);
-        const bool usable = fit != gpu_fits.end() && fit->second.params.count(prec) &&
-                            (own_rich || id != gpu.id || !gpu_donors().count(gpu.id) ||
-                             !donor_has_rich(gpu_fits, gpu_donors().at(gpu.id), prec));
-        if (usable) {
-          p.compute.gemm[i] = fit->second.params.at(prec);
-          if (id == gpu.id) {
-            const auto q = fit->second.quality.find(std::string(topologies::to_string(prec)));
-            if (q != fit->second.quality.end()) p.gemm_fit[q->first] = q->second;
-          } else {
-            donors_used.insert(fmt::format("{} from {}", topologies::to_string(prec), id));
-          }
-          break;
-        }
-        const auto d = gpu_donors().find(id);
-        id = d == gpu_donors().end() ? "" : d->second;
+      const auto fit = resolve_fit(gpu_fits, gpu.id, prec);
+      if (!fit) continue;
+      p.compute.gemm[i] = fit->first;
+      const GpuFit& from = gpu_fits.at(fit->second);
+      if (const auto r = from.relative.find(prec); r != from.relative.end()) {
+        p.notes.push_back(fmt::format("{} GEMMs{}: {}", topologies::to_string(prec),
+                                      fit->second == gpu.id ? "" : " (" + fit->second + ")",
+                                      r->second));
+      }
+      if (fit->second == gpu.id) {
+        const auto q = from.quality.find(std::string(topologies::to_string(prec)));
+        if (q != from.quality.end()) p.gemm_fit[q->first] = q->second;
+      } else {
+        donors_used.insert(fmt::format("{} from {}", topologies::to_string(prec), fit->second));
       }
     }
     // fp16 and bf16 share tensor-core rates and kernels.

@@ -39,10 +39,13 @@ CalibrationProfile fit_profile(const std::string& system, MeasurementSet measure
                                const CalibrationProfile& start, const ProfileFitOptions& options);
 
 /// The built-in profiles: one per preset, fitted from the GEMM and collective records of the case
-/// files in `reference_dir` (training cases are never read). Presets without measurements of
+/// files in `reference_dir` and the GEMM records of the case files in `gemm_dir` (the project's
+/// collection of public GEMM microbenchmarks, calibration/data/public-gemm), with the relative
+/// rates of relative_gemm_rate.hpp; training cases are never read. Presets without measurements of
 /// their own take the fitted parameters of the preset named in their notes (same GPU or same
 /// NVLink generation), else the defaults.
 std::vector<CalibrationProfile> generate_builtin_profiles(const std::string& reference_dir,
+                                                          const std::string& gemm_dir,
                                                           const std::string& created);
 
 }  // namespace fabricsim::calibration

@@ -9,6 +9,7 @@
 
 #include "calibration/profile.hpp"
 #include "tests/shared_reference.hpp"
+#include "tests/source_file.hpp"
 
 using namespace fabricsim;
 using namespace fabricsim::calibration;
@@ -73,7 +74,8 @@ TEST_CASE(
     "[calibration]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   const std::vector<CalibrationProfile> generated =
-      generate_builtin_profiles(testing::shared_dir() + "/reference", "");
+      generate_builtin_profiles(testing::shared_dir() + "/reference",
+                                testing::source_file("calibration/data/public-gemm"), "");
   REQUIRE(!generated.empty());
   for (CalibrationProfile fresh : generated) {
     INFO("preset "

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -267,6 +268,25 @@ TEST_CASE("cli: calibrate fit writes a profile that loads", "[cli]") {
   const CliResult missing = run_fabricsim({"calibrate", "fit", "--base", "dgx-h200", "-o", out});
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Catch::Contains("--gemm/--nccl"));
+}
+
+TEST_CASE("cli: calibrate builtin refuses a GEMM data folder it cannot read", "[cli][bad-input]") {
+  FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
+  const ScratchDir dir("cli-builtin");
+  const std::string reference = testing::shared_dir() + "/reference";
+  const CliResult missing =
+      run_fabricsim({"calibrate", "builtin", "--reference", reference, "--gemm-data",
+                     dir.file("absent"), "-o", dir.file("out")});
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("expected a folder of GEMM case files"));
+  // A collective record among the GEMM data is named by file and JSON path, not dropped.
+  const std::string folder = dir.file("gemm");
+  std::filesystem::create_directories(folder);
+  std::filesystem::copy_file(shared_case("dev-collectives.json"), folder + "/a.json");
+  const CliResult wrong = run_fabricsim({"calibrate", "builtin", "--reference", reference,
+                                         "--gemm-data", folder, "-o", dir.file("out")});
+  CHECK(wrong.code == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("a.json: /0/kind: expected a GEMM record"));
 }
 
 TEST_CASE("cli: scale runs a weak-scaling study and writes JSON lines", "[cli]") {

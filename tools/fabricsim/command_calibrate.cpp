@@ -93,6 +93,10 @@ class CalibrateCommand final : public Command {
         "builtin", "Regenerate the built-in profiles from the public reference cases");
     builtin_->add_option("--reference", reference_, "The shared reference folder")
         ->default_val("../shared/reference");
+    builtin_
+        ->add_option("--gemm-data", gemm_dir_,
+                     "Folder of public GEMM microbenchmark case files fitted beside the reference")
+        ->default_val("calibration/data/public-gemm");
     builtin_->add_option("--output-dir,-o", output_dir_, "Where to write one JSON per preset")
         ->default_val("calibration/profiles");
     builtin_->add_option("--date", date_, "Date stamped into the profiles (default: today)");
@@ -434,8 +438,8 @@ class CalibrateCommand final : public Command {
 
   int run_builtin(std::ostream& out) {
     std::filesystem::create_directories(output_dir_);
-    const auto profiles =
-        calibration::generate_builtin_profiles(reference_, date_.empty() ? today() : date_);
+    const auto profiles = calibration::generate_builtin_profiles(reference_, gemm_dir_,
+                                                                 date_.empty() ? today() : date_);
     for (const auto& p : profiles) {
       const std::string path = output_dir_ + "/" + p.system + ".json";
       write_json(path, calibration::profile_to_json(p));
@@ -469,6 +473,7 @@ class CalibrateCommand final : public Command {
   std::string base_;
   std::string output_;
   std::string reference_;
+  std::string gemm_dir_;
   std::string output_dir_;
   std::string date_;
   int holdout_ = 0;
