@@ -113,11 +113,7 @@ void validate_gemm(const calibration::Case& c, const ValidationOptions& options,
   const auto precision = calibration::gemm_precision(g.dtype);
   const topologies::SystemPreset* preset = topologies::find_system(c.system);
   if (!precision || preset == nullptr) {
-    report.skipped.push_back(
-        {c.id, g.dtype == "fp4"
-                   ? std::string("FP4 of unstated scaling: the model prices block-scaled FP4 "
-                                 "(NVFP4, MXFP4), as training runs it")
-                   : fmt::format("GEMM dtype '{}' is not modelled", g.dtype)});
+    report.skipped.push_back({c.id, calibration::unmodelled_gemm_dtype(g.dtype)});
     return;
   }
   const topologies::GpuSpec& gpu = *topologies::find_gpu(preset->gpu);

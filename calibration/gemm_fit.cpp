@@ -136,6 +136,12 @@ std::optional<Precision> gemm_precision(const std::string& dtype) {
   return std::nullopt;
 }
 
+std::string unmodelled_gemm_dtype(const std::string& dtype) {
+  return dtype == "fp4" ? "FP4 of unstated scaling: the model prices block-scaled FP4 (NVFP4, "
+                          "MXFP4), as training runs it"
+                        : "GEMM dtype '" + dtype + "' is not modelled";
+}
+
 GemmFitResult fit_gemm(const topologies::GpuSpec& gpu, Precision p,
                        const std::vector<GemmMeasurement>& data,
                        const models::ComputeProfile& base) {

@@ -4,6 +4,7 @@
 // Levenberg-Marquardt on log(time), the output tile by search over {64, 128, 256}^2. With fewer
 // than six measurements only the ceiling is fitted.
 
+#include <string>
 #include <vector>
 
 #include "calibration/measurements.hpp"
@@ -27,5 +28,7 @@ GemmFitResult fit_gemm(const topologies::GpuSpec& gpu, topologies::Precision pre
 /// NVFP4, is block-scaled FP4); nullopt for dtypes the model has no rate for, among them `fp4`,
 /// FP4 whose scaling is not stated (gemm_fit.cpp says why).
 std::optional<topologies::Precision> gemm_precision(const std::string& dtype);
+/// Why gemm_precision has no precision for `dtype`, for a report.
+std::string unmodelled_gemm_dtype(const std::string& dtype);
 
 }  // namespace fabricsim::calibration

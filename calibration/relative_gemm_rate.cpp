@@ -8,14 +8,10 @@
 #include "models/compute_model.hpp"
 
 namespace fabricsim::calibration {
-namespace {
 
 using topologies::Precision;
 
-/// The twelve GEMMs of one layer of Transformer Engine's 5B example (hidden 4096, MLP 16384,
-/// 31 x 512 = 15,872 tokens): QKV, attention output, MLP up and down, each forward (tokens x
-/// outputs x inputs), data gradient and weight gradient (inputs x outputs over the tokens).
-std::vector<GemmShape> te_example_layer() {
+std::vector<GemmShape> te_tutorial_layer() {
   constexpr double tokens = 15872;
   const std::vector<std::pair<double, double>> linear = {
       {4096, 12288}, {4096, 4096}, {4096, 16384}, {16384, 4096}};  // {inputs, outputs}
@@ -27,8 +23,6 @@ std::vector<GemmShape> te_example_layer() {
   }
   return out;
 }
-
-}  // namespace
 
 const std::vector<RelativeGemmRate>& relative_gemm_rates() {
   // Blackwell Ultra's block-scaled FP4: Transformer Engine's GEMM profiling tutorial times the
@@ -42,7 +36,7 @@ const std::vector<RelativeGemmRate>& relative_gemm_rates() {
       {.gpu = "B300",
        .precision = Precision::nvfp4,
        .reference = Precision::mxfp8,
-       .shapes = te_example_layer(),
+       .shapes = te_tutorial_layer(),
        .ratio = 7.161 / 3.764,
        .source = "Transformer Engine v2.18 GEMM profiling tutorial: B300, pre-quantized, MXFP8 "
                  "7.161 ms and NVFP4 3.764 ms per 5B layer (12 GEMMs, 15,872 tokens)"},

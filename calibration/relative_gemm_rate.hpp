@@ -26,6 +26,13 @@ struct RelativeGemmRate {
   std::string_view source;
 };
 
+/// The twelve GEMMs of one layer of Transformer Engine's GEMM profiling tutorial (v2.18, its 5B
+/// example: hidden 4096, MLP 16384, 31 x 512 = 15,872 tokens): QKV, attention output, MLP up and
+/// down, each forward (tokens x outputs over inputs), data gradient and weight gradient (inputs x
+/// outputs over the tokens). The tutorial times each as a te.Linear call on an (m x k) input
+/// with a (k x n) weight.
+std::vector<GemmShape> te_tutorial_layer();
+
 /// The published relative rates (sources in relative_gemm_rate.cpp).
 const std::vector<RelativeGemmRate>& relative_gemm_rates();
 
