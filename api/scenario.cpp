@@ -150,8 +150,8 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
           models::software_for(choice.framework, choice.version, choice.released);
     }
     // The MoE token dispatcher of the run (Megatron-Core's moe_token_dispatcher_type alltoall, or
-    // flex with the DeepEP backend), over the preset's.
-    if (choice.deepep) sc.lowering.software.deepep = *choice.deepep;
+    // flex with the DeepEP or HybridEP backend), over the preset's.
+    if (choice.moe_dispatcher) sc.lowering.software.moe_dispatcher = *choice.moe_dispatcher;
     if (choice.grouped_gemm) sc.lowering.software.grouped_gemm = *choice.grouped_gemm;
     if (choice.cuda_graphs) sc.lowering.software.cuda_graphs = *choice.cuda_graphs;
     if (choice.graph_moe_router) sc.lowering.software.graph_moe_router = *choice.graph_moe_router;
@@ -263,7 +263,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"fp8_params", stack.fp8_params},
           {"optimizer_state", models::optimizer_state_name(stack.optimizer_state_bytes)},
           {"fsdp", models::to_string(stack.fsdp)},
-          {"deepep", stack.deepep},
+          {"moe_dispatcher", models::to_string(stack.moe_dispatcher)},
           {"grouped_gemm", models::to_string(stack.grouped_gemm)},
           {"loss_kernel", models::to_string(stack.loss)},
           {"documented", stack.documented}};

@@ -690,15 +690,16 @@ constexpr Setting kSettings[] = {
          .kind = SettingKind::choice,
          .type = "string",
          .fallback = "the preset's",
-         .meaning = "`alltoall` (NCCL all-to-all, Megatron-Core's alltoall dispatcher) or "
-                    "`deepep` (DeepEP's normal dispatch/combine kernels, Megatron-Core's flex "
-                    "dispatcher with the DeepEP backend): how expert-parallel tokens travel",
-         .choices = "alltoall|deepep"},
+         .meaning = "`alltoall` (NCCL all-to-all, Megatron-Core's alltoall dispatcher), "
+                    "`deepep` (DeepEP's normal dispatch/combine kernels) or `hybridep` (DeepEP's "
+                    "Hybrid-EP TMA kernels), the last two Megatron-Core's flex dispatcher: how "
+                    "expert-parallel tokens travel",
+         .choices = "alltoall|deepep|hybridep"},
         {[](const JsonValue& v, SettingTarget& t) {
-           t.software.deepep = v.as_string() == "deepep";
+           t.software.moe_dispatcher = models::moe_dispatcher_from(v.as_string());
          },
          [](const Scenario& s) -> json {
-           return s.lowering.software.deepep ? "deepep" : "alltoall";
+           return models::to_string(s.lowering.software.moe_dispatcher);
          }}),
     row({.pointer = "/software/grouped_gemm",
          .kind = SettingKind::choice,

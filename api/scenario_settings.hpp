@@ -24,7 +24,7 @@ struct Scenario;
 /// The `software` section as written; read_scenario resolves it to a stack preset.
 struct SoftwareChoice {
   std::string framework, version, released;
-  std::optional<bool> deepep;                             ///< moe_dispatcher, over the preset's
+  std::optional<models::MoeDispatcher> moe_dispatcher;    ///< moe_dispatcher, over the preset's
   std::optional<models::GroupedGemmKernel> grouped_gemm;  ///< grouped_gemm, over the preset's
   std::optional<models::CudaGraphs> cuda_graphs;          ///< cuda_graphs, over the preset's
   std::optional<bool> graph_moe_router;         ///< cuda_graph_moe_router, over the preset's

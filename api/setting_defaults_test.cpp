@@ -129,7 +129,7 @@ TEST_CASE("every default the settings table states in words is what the reader a
     CHECK(at("/software/cuda_graph_moe_router") == preset.graph_moe_router);
     CHECK(at("/software/eager_elementwise") == preset.eager_elementwise);
     CHECK(at("/software/grouped_gemm") == std::string(models::to_string(preset.grouped_gemm)));
-    CHECK(at("/software/moe_dispatcher") == (preset.deepep ? "deepep" : "alltoall"));
+    CHECK(at("/software/moe_dispatcher") == std::string(models::to_string(preset.moe_dispatcher)));
     CHECK(at("/software/loss_kernel") == std::string(models::to_string(preset.loss)));
   }
   // "preset" under /system: the system preset's own spec at that GPU count, and "the whole

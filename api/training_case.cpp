@@ -233,7 +233,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   if (recipe != nullptr) {
     software["cuda_graphs"] = models::to_string(recipe->cuda_graphs);
     software["cuda_graph_moe_router"] = recipe->graph_moe_router;
-    software["moe_dispatcher"] = recipe->deepep ? "deepep" : "alltoall";
+    software["moe_dispatcher"] = models::to_string(recipe->dispatcher);
     if (recipe->capacity_factor > 0) model["moe"]["capacity_factor"] = recipe->capacity_factor;
     if (recipe->fused_moe_mlp) software["fused_moe_mlp"] = true;
     if (recipe->a2a_overlap) software["moe_a2a_overlap"] = true;

@@ -351,7 +351,7 @@ TEST_CASE("a Megatron-Bridge MoE case runs its performance recipe's graphs, rout
   c.system = "dgx-h100";
   c.gpus = 1024;
   s = read(training_case_scenario(c));
-  CHECK(s.lowering.software.deepep);
+  CHECK(s.lowering.software.moe_dispatcher == models::MoeDispatcher::deepep);
   CHECK(s.model.moe->capacity_factor == 0);
   // 25.11 on GB300: dropless, graphs over attention and the router.
   c.framework = calibration::CaseFramework{"megatron-bridge", "25.11", "2025-11"};
@@ -360,7 +360,7 @@ TEST_CASE("a Megatron-Bridge MoE case runs its performance recipe's graphs, rout
   s = read(training_case_scenario(c));
   CHECK(s.lowering.software.cuda_graphs == models::CudaGraphs::attention);
   CHECK(s.lowering.software.graph_moe_router);
-  CHECK_FALSE(s.lowering.software.deepep);
+  CHECK(s.lowering.software.moe_dispatcher == models::MoeDispatcher::hybridep);
   // No recipe: another framework, or a model the scripts have none for, keeps the preset's.
   c.framework = calibration::CaseFramework{"nemo", "24.07", "2024-07"};
   CHECK_FALSE(training_case_scenario(c)["software"].contains("cuda_graphs"));

@@ -19,8 +19,8 @@ constexpr std::string_view k2509 =
 // 25.11: scripts/performance/configs/<model>/workload_base_configs.py at v0.2.0: dropless
 // routing (token drop is opt-in, DeepSeek-V3 only), no CUDA graphs unless the workload sets
 // cuda_graph_impl transformer_engine with its cuda_graph_scope, DeepEP where it sets
-// moe_flex_dispatcher_backend deepep. Its HybridEP backend (GB200, GB300) is not modelled: those
-// runs are simulated with the alltoall dispatcher.
+// moe_flex_dispatcher_backend deepep, Hybrid-EP where it sets hybridep (every MoE model on
+// GB200 and GB300 except GPT-OSS).
 constexpr std::string_view k2511 =
     "Megatron-Bridge v0.2.0 scripts/performance/configs/<model>/workload_base_configs.py "
     "(cuda_graph_impl, cuda_graph_scope, moe_flex_dispatcher_backend)";
@@ -33,11 +33,32 @@ constexpr std::string_view k2511_ep =
     "(GPT_OSS_120B_B200_BF16_BASE_CONFIG: expert_model_parallel_size=64); the 26.02 "
     "performance summary prints EP 64 for this run's plan";
 
+// 26.02 through 26.04.01: the same files at v0.3.0 (26.02), v0.3.1 (26.02.01), v0.4.0 (26.04) and
+// v0.4.2 (26.04.01), each release's row written where its scripts change what the one before ran
+// for a model on a system (the workload config of the summary's GPU count; the precision
+// variants of one release agree on these fields). From v0.3.1 on, qwen3_llm_pretrain.py forces
+// moe_token_dispatcher_type alltoall for Qwen3-235B-A22B on B200, B300 and H100 whatever backend
+// the workload names. Qwen3-30B-A3B on H100 names DeepEP in v0.3.0, whose container the release
+// notes say lacks a working DeepEP (docs/releases/known-issues.md, 26.02): taken as the scripts
+// say.
+constexpr std::string_view k2602 =
+    "Megatron-Bridge v0.3.0 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
+    "*_workload_base_configs.py (cuda_graph_impl, cuda_graph_scope, moe_a2a_overlap, "
+    "moe_flex_dispatcher_backend, recompute_modules)";
+constexpr std::string_view k260201 =
+    "Megatron-Bridge v0.3.1 scripts/performance/configs/qwen/qwen3_workload_base_configs.py and "
+    "qwen3_llm_pretrain.py (moe_token_dispatcher_type)";
+constexpr std::string_view k2604 =
+    "Megatron-Bridge v0.4.0 scripts/performance/configs/{deepseek,gpt_oss}/"
+    "*_workload_base_configs.py";
+constexpr std::string_view k260401_all =
+    "Megatron-Bridge v0.4.2 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
+    "*_workload_base_configs.py";
+
 // 26.06: scripts/performance/configs/<family>/*_workload_base_configs.py at v0.5.0
 // (2026-06-16), the MXFP8 presets on GB200, GB300 and B300: cuda_graph_impl full_iteration,
-// moe_a2a_overlap, cutedsl_fused_grouped_mlp, HybridEP (modelled as all-to-all) and, except
-// DeepSeek-V3 on GB200, fp8_dot_product_attention. Qwen3-30B-A3B on H100 runs
-// HybridEP without overlap or graphs.
+// moe_a2a_overlap, cutedsl_fused_grouped_mlp, HybridEP and, except DeepSeek-V3 on GB200,
+// fp8_dot_product_attention. Qwen3-30B-A3B on H100 runs HybridEP without overlap or graphs.
 constexpr std::string_view k2606 =
     "Megatron-Bridge v0.5.0 scripts/performance/configs/{qwen,deepseek,gpt_oss}/"
     "*_workload_base_configs.py (cuda_graph_impl, moe_a2a_overlap, cutedsl_fused_grouped_mlp, "
@@ -60,6 +81,7 @@ constexpr std::string_view k260401 =
     "NVIDIA-NeMo/Megatron-Bridge#3368)";
 
 using G = CudaGraphs;
+using D = MoeDispatcher;
 /// A 26.06 fused-MoE MXFP8 row: full-iteration graphs, overlapped all-to-alls, fused MLP.
 constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view system) {
   return BridgeRecipe{.version = "26.06",
@@ -67,6 +89,7 @@ constexpr BridgeRecipe fused_2606(std::string_view model, std::string_view syste
                       .system = system,
                       .precision = "mxfp8",
                       .cuda_graphs = G::full,
+                      .dispatcher = D::hybridep,
                       .source = k2606,
                       .fused_moe_mlp = true,
                       .a2a_overlap = true,
@@ -88,71 +111,156 @@ constexpr BridgeRecipe overlapped_a2a(BridgeRecipe r) {
   return r;
 }
 constexpr std::array kRecipes = {
-    // version, model, system, precision, graphs, router graphs, capacity, deepep, EP, source
-    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "qwen330ba3b", "gb200-nvl72", "", G::full, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-h100", "", G::none, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-b200", "", G::none, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "qwen3235ba22b", "gb200-nvl72", "", G::full, false, 1.0, false, 0, k2509},
-    modules(
-        BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, true, 0, k2509},
-        "mla_up_proj,mlp"),
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, false, 0, k2509},
-    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, false, 0, k2509},
-    modules(BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, false, 0,
+    // version, model, system, precision, graphs, router graphs, capacity, dispatcher, EP, source
+    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-h100", "", G::none, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "qwen330ba3b", "dgx-b200", "", G::full, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "qwen330ba3b", "gb200-nvl72", "", G::full, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-h100", "", G::none, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "dgx-b200", "", G::none, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "qwen3235ba22b", "gb200-nvl72", "", G::full, false, 1.0, D::alltoall, 0,
+                 k2509},
+    modules(BridgeRecipe{"25.09", "deepseekv3", "dgx-h100", "", G::none, false, 0.0, D::deepep, 0,
                          k2509},
+            "mla_up_proj,mlp"),
+    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "bf16", G::none, false, 1.0, D::alltoall, 0,
+                 k2509},
+    BridgeRecipe{"25.09", "deepseekv3", "dgx-b200", "", G::full, false, 1.0, D::alltoall, 0, k2509},
+    modules(BridgeRecipe{"25.09", "deepseekv3", "gb200-nvl72", "", G::none, false, 1.0, D::alltoall,
+                         0, k2509},
             "mla_up_proj,mlp,moe_act"),
     overlapped_a2a(BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "bf16", G::none, true, 0.0,
-                                false, 0, k2511}),
-    overlapped_a2a(
-        BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511}),
-    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, false, 0, k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "mxfp8", G::none, true, 0.0, false, 0,
+                                D::alltoall, 0, k2511}),
+    overlapped_a2a(BridgeRecipe{"25.11", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0,
+                                D::alltoall, 0, k2511}),
+    BridgeRecipe{"25.11", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, D::alltoall, 0, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "mxfp8", G::none, true, 0.0, D::hybridep, 0,
                  k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb200-nvl72", "", G::attention, true, 0.0, D::hybridep, 0,
                  k2511},
-    BridgeRecipe{"25.11", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
+    BridgeRecipe{"25.11", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, D::hybridep, 0,
+                 k2511},
     overlapped_a2a(BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0,
-                                false, 0, k2511}),
+                                D::alltoall, 0, k2511}),
     overlapped_a2a(BridgeRecipe{"25.11", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0,
-                                false, 0, k2511}),
-    BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, false, 0,
+                                D::alltoall, 0, k2511}),
+    BridgeRecipe{"25.11", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, D::hybridep,
+                 0, k2511},
+    BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, D::hybridep, 0,
                  k2511},
-    BridgeRecipe{"25.11", "qwen3235ba22b", "gb300-nvl72", "", G::none, true, 0.0, false, 0, k2511},
     modules(overlapped_a2a(BridgeRecipe{"25.11", "deepseekv3", "dgx-h100", "", G::none, false, 0.0,
-                                        true, 0, k2511}),
+                                        D::deepep, 0, k2511}),
             "mla_up_proj,mlp"),
-    modules(
-        BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, false, 0, k2511},
-        "mla_up_proj"),
-    modules(
-        BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, false, 0, k2511},
-        "mla_up_proj"),
-    modules(BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0, false,
+    modules(BridgeRecipe{"25.11", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, D::alltoall, 0,
+                         k2511},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"25.11", "deepseekv3", "gb200-nvl72", "", G::none, true, 0.0, D::hybridep,
                          0, k2511},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"25.11", "deepseekv3", "gb300-nvl72", "", G::attention, true, 0.0,
+                         D::hybridep, 0, k2511},
             "moe_act"),
-    modules(
-        BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2511},
-        "layernorm,moe_act"),
-    modules(BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, false, 64,
-                         k2511_ep},
-            "layernorm,moe_act"),
-    modules(BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, false, 0,
+    modules(BridgeRecipe{"25.11", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, D::alltoall, 0,
                          k2511},
             "layernorm,moe_act"),
-    BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, false, 0,
+    modules(BridgeRecipe{"25.11", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, D::alltoall,
+                         64, k2511_ep},
+            "layernorm,moe_act"),
+    modules(BridgeRecipe{"25.11", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, D::alltoall,
+                         0, k2511},
+            "layernorm,moe_act"),
+    BridgeRecipe{"25.11", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, D::alltoall, 0,
                  k2511},
+    // 26.02 (v0.3.0)
+    modules(BridgeRecipe{"26.02", "deepseekv3", "dgx-b200", "", G::none, false, 0.0, D::hybridep, 0,
+                         k2602},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"26.02", "deepseekv3", "dgx-b300", "", G::none, false, 0.0, D::hybridep, 0,
+                         k2602},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"26.02", "deepseekv3", "gb200-nvl72", "", G::attention, true, 0.0,
+                         D::hybridep, 0, k2602},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"26.02", "deepseekv3", "gb300-nvl72", "", G::none, false, 0.0, D::hybridep,
+                         0, k2602},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"26.02", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, D::alltoall, 0,
+                         k2602},
+            "layernorm,moe_act"),
+    BridgeRecipe{"26.02", "gptoss120b", "dgx-b300", "", G::attention, true, 0.0, D::alltoall, 0,
+                 k2602},
+    modules(BridgeRecipe{"26.02", "gptoss120b", "dgx-h100", "", G::none, false, 0.0, D::alltoall, 0,
+                         k2602},
+            "layernorm,moe_act"),
+    modules(BridgeRecipe{"26.02", "gptoss120b", "gb200-nvl72", "", G::none, false, 0.0, D::alltoall,
+                         0, k2602},
+            "layernorm,moe_act"),
+    BridgeRecipe{"26.02", "gptoss120b", "gb300-nvl72", "", G::attention, true, 0.0, D::alltoall, 0,
+                 k2602},
+    BridgeRecipe{"26.02", "qwen3235ba22b", "dgx-b200", "", G::none, false, 0.0, D::alltoall, 0,
+                 k2602},
+    overlapped_a2a(BridgeRecipe{"26.02", "qwen3235ba22b", "dgx-b300", "", G::none, false, 0.0,
+                                D::alltoall, 0, k2602}),
+    overlapped_a2a(BridgeRecipe{"26.02", "qwen3235ba22b", "dgx-h100", "", G::none, false, 0.0,
+                                D::alltoall, 0, k2602}),
+    BridgeRecipe{"26.02", "qwen3235ba22b", "gb200-nvl72", "", G::attention, true, 0.0, D::hybridep,
+                 0, k2602},
+    BridgeRecipe{"26.02", "qwen3235ba22b", "gb300-nvl72", "", G::attention, true, 0.0, D::hybridep,
+                 0, k2602},
+    BridgeRecipe{"26.02", "qwen330ba3b", "dgx-b200", "", G::none, true, 0.0, D::alltoall, 0, k2602},
+    BridgeRecipe{"26.02", "qwen330ba3b", "dgx-b300", "", G::none, true, 0.0, D::hybridep, 0, k2602},
+    overlapped_a2a(BridgeRecipe{"26.02", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0,
+                                D::deepep, 0, k2602}),
+    BridgeRecipe{"26.02", "qwen330ba3b", "gb200-nvl72", "", G::none, true, 0.0, D::hybridep, 0,
+                 k2602},
+    BridgeRecipe{"26.02", "qwen330ba3b", "gb300-nvl72", "", G::none, true, 0.0, D::hybridep, 0,
+                 k2602},
+    // 26.02.01 (v0.3.1)
+    BridgeRecipe{"26.02.01", "qwen3235ba22b", "dgx-b300", "", G::none, false, 0.0, D::alltoall, 0,
+                 k260201},
+    BridgeRecipe{"26.02.01", "qwen330ba3b", "dgx-b200", "", G::attention, true, 0.0, D::hybridep, 0,
+                 k260201},
+    BridgeRecipe{"26.02.01", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, D::hybridep, 0,
+                 k260201},
+    // 26.04 (v0.4.0)
+    modules(BridgeRecipe{"26.04", "deepseekv3", "gb200-nvl72", "", G::attention, true, 0.0,
+                         D::hybridep, 0, k2604},
+            "mlp"),
+    modules(BridgeRecipe{"26.04", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, D::hybridep, 0,
+                         k2604},
+            "layernorm,moe_act"),
+    BridgeRecipe{"26.04", "gptoss120b", "dgx-b300", "", G::attention, true, 0.0, D::hybridep, 0,
+                 k2604},
+    modules(overlapped_a2a(BridgeRecipe{"26.04", "gptoss120b", "gb200-nvl72", "", G::none, false,
+                                        0.0, D::hybridep, 0, k2604}),
+            "layernorm,moe_act"),
+    // 26.04.01 (v0.4.2)
+    modules(BridgeRecipe{"26.04.01", "deepseekv3", "dgx-b300", "", G::attention, true, 0.0,
+                         D::hybridep, 0, k260401_all},
+            "mla_up_proj"),
+    modules(BridgeRecipe{"26.04.01", "gptoss120b", "dgx-b200", "", G::none, false, 0.0, D::alltoall,
+                         0, k260401_all},
+            "layernorm,moe_act"),
+    modules(overlapped_a2a(BridgeRecipe{"26.04.01", "gptoss120b", "gb200-nvl72", "", G::none, false,
+                                        0.0, D::alltoall, 0, k260401_all}),
+            "layernorm,moe_act"),
+    BridgeRecipe{"26.04.01", "qwen3235ba22b", "dgx-b300", "", G::none, false, 0.0, D::hybridep, 0,
+                 k260401_all},
     modules(overlapped_a2a(BridgeRecipe{"26.04.01", "deepseekv3", "dgx-b200", "mxfp8", G::attention,
-                                        true, 0.0, true, 0, k260401}),
+                                        true, 0.0, D::deepep, 0, k260401}),
             "mla_up_proj,mlp"),
     modules(overlapped_a2a(BridgeRecipe{"26.04.01", "deepseekv3", "dgx-b200", "nvfp4", G::none,
-                                        false, 0.0, true, 0, k260401}),
+                                        false, 0.0, D::deepep, 0, k260401}),
             "mla_up_proj,layernorm,moe_act"),
     fused_2606("qwen330ba3b", "gb200-nvl72"),
     fused_2606("qwen330ba3b", "gb300-nvl72"),
     fused_2606("qwen330ba3b", "dgx-b300"),
-    BridgeRecipe{"26.06", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, false, 0, k2606},
+    BridgeRecipe{"26.06", "qwen330ba3b", "dgx-h100", "", G::none, false, 0.0, D::hybridep, 0,
+                 k2606},
     fused_2606("qwen3235ba22b", "gb200-nvl72"),
     fused_2606("qwen3235ba22b", "gb300-nvl72"),
     bf16_attention(fused_2606("deepseekv3", "gb200-nvl72")),

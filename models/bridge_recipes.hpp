@@ -21,7 +21,7 @@ struct BridgeRecipe {
   /// Token drop with padding to capacity (Megatron's moe_expert_capacity_factor with
   /// moe_pad_expert_input_to_capacity); 0: dropless.
   double capacity_factor = 0;
-  bool deepep = false;  ///< the flex dispatcher with the DeepEP backend
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;  ///< how the EP tokens travel
   /// Expert parallelism the scripts ran where the summary's table prints another; 0: as printed.
   int expert_parallel = 0;
   std::string_view source;

@@ -11,7 +11,7 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   REQUIRE(r != nullptr);
   CHECK(r->cuda_graphs == CudaGraphs::full);
   CHECK(r->capacity_factor == 1.0);
-  CHECK_FALSE(r->deepep);
+  CHECK(r->dispatcher == MoeDispatcher::alltoall);
   CHECK_FALSE(r->source.empty());
   // A precision-specific row wins over its system's catch-all: DeepSeek-V3 on B200 in 25.09 is
   // graphed in FP8 only.
@@ -26,26 +26,30 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "bf16")->graph_moe_router);
   // 25.11 routes dropless everywhere; DeepSeek-V3 on H100 through DeepEP in both releases.
   CHECK(bridge_recipe("25.11", "Qwen3-235B-A22B", "dgx-b200", "fp8")->capacity_factor == 0);
-  CHECK(bridge_recipe("25.11", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
-  CHECK(bridge_recipe("25.09", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
+  CHECK(bridge_recipe("25.11", "DeepSeek-V3", "dgx-h100", "fp8")->dispatcher ==
+        MoeDispatcher::deepep);
+  CHECK(bridge_recipe("25.09", "DeepSeek-V3", "dgx-h100", "fp8")->dispatcher ==
+        MoeDispatcher::deepep);
   // A later release without rows of its own runs the newest earlier release's recipes; one
   // before every release here, an unknown model or system: none.
-  CHECK(bridge_recipe("26.02", "Qwen3-30B-A3B", "dgx-b200", "fp8") ==
-        bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-b200", "fp8"));
+  CHECK(bridge_recipe("26.02.01", "Qwen3-235B-A22B", "dgx-b200", "mxfp8") ==
+        bridge_recipe("26.02", "Qwen3-235B-A22B", "dgx-b200", "mxfp8"));
   CHECK(bridge_recipe("25.10", "Qwen3-30B-A3B", "dgx-b200", "fp8") ==
         bridge_recipe("25.09", "Qwen3-30B-A3B", "dgx-b200", "fp8"));
-  CHECK(bridge_recipe("26.06.01", "DeepSeek-V3", "dgx-h100", "fp8")->deepep);
-  // 26.04.01 moved DeepSeek-V3 on B200 to DeepEP with overlapped all-to-alls (#3368); 26.04
-  // still ran 25.11's alltoall dispatcher.
+  CHECK(bridge_recipe("26.06.01", "DeepSeek-V3", "dgx-h100", "fp8")->dispatcher ==
+        MoeDispatcher::deepep);
+  // 26.04.01 moved DeepSeek-V3 on B200 to DeepEP with overlapped all-to-alls (#3368); 26.02
+  // through 26.04 ran Hybrid-EP there.
   const BridgeRecipe* b200 = bridge_recipe("26.04.01", "DeepSeek-V3", "dgx-b200", "mxfp8");
   REQUIRE(b200 != nullptr);
-  CHECK(b200->deepep);
+  CHECK(b200->dispatcher == MoeDispatcher::deepep);
   CHECK(b200->a2a_overlap);
   CHECK(b200->cuda_graphs == CudaGraphs::attention);
   CHECK(b200->recompute_modules == "mla_up_proj,mlp");
   CHECK(bridge_recipe("26.04.01", "DeepSeek-V3", "dgx-b200", "nvfp4")->cuda_graphs ==
         CudaGraphs::none);
-  CHECK_FALSE(bridge_recipe("26.04", "DeepSeek-V3", "dgx-b200", "mxfp8")->deepep);
+  CHECK(bridge_recipe("26.04", "DeepSeek-V3", "dgx-b200", "mxfp8")->dispatcher ==
+        MoeDispatcher::hybridep);
   CHECK(bridge_recipe("25.07", "Qwen3-30B-A3B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Llama 3 70B", "dgx-b200", "fp8") == nullptr);
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-a100-80gb", "bf16") == nullptr);
@@ -64,7 +68,7 @@ TEST_CASE("Megatron-Bridge recipes: found by release, model name, system and pre
   CHECK(bridge_recipe("26.06", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->fused_moe_mlp);
   CHECK_FALSE(bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "mxfp8")->fp8_attention);
   CHECK(bridge_recipe("26.06", "Qwen3-30B-A3B", "gb200-nvl72", "bf16") ==
-        bridge_recipe("25.11", "Qwen3-30B-A3B", "gb200-nvl72", "bf16"));
+        bridge_recipe("26.02", "Qwen3-30B-A3B", "gb200-nvl72", "bf16"));
   // 25.11 overlaps the all-to-alls where its scripts set moe_a2a_overlap.
   CHECK(bridge_recipe("25.11", "Qwen3-235B-A22B", "dgx-h100", "fp8")->a2a_overlap);
   CHECK(bridge_recipe("25.11", "Qwen3-30B-A3B", "dgx-h100", "bf16")->a2a_overlap);
@@ -109,4 +113,41 @@ TEST_CASE("Megatron-Bridge runs DeepSeek-V3 with its MTP module in its recipe's 
   b = bridge_pipeline("25.09", "Qwen3-235B-A22B", "dgx-b200", 16, 1);
   CHECK(b.mtp_layers == 0);
   CHECK(b.layout.empty());
+}
+
+TEST_CASE("Megatron-Bridge recipes of 26.02 through 26.04.01 follow each release's scripts",
+          "[software]") {
+  // Hybrid-EP on every NVL72 rack from 25.11 on; DeepSeek-V3 on B200 and B300 from 26.02.
+  CHECK(bridge_recipe("25.11", "Qwen3-235B-A22B", "gb200-nvl72", "bf16")->dispatcher ==
+        MoeDispatcher::hybridep);
+  CHECK(bridge_recipe("26.02", "DeepSeek-V3", "dgx-b300", "mxfp8")->dispatcher ==
+        MoeDispatcher::hybridep);
+  // v0.3.0 overlaps Qwen3-235B-A22B's all-to-alls on B300 and H100, no longer on B200; v0.3.1
+  // stops on B300 and forces the alltoall dispatcher there.
+  CHECK(bridge_recipe("26.02", "Qwen3-235B-A22B", "dgx-b300", "mxfp8")->a2a_overlap);
+  CHECK(bridge_recipe("26.02", "Qwen3-235B-A22B", "dgx-h100", "fp8")->a2a_overlap);
+  CHECK_FALSE(bridge_recipe("26.02", "Qwen3-235B-A22B", "dgx-b200", "mxfp8")->a2a_overlap);
+  const BridgeRecipe* b300 = bridge_recipe("26.02.01", "Qwen3-235B-A22B", "dgx-b300", "mxfp8");
+  CHECK_FALSE(b300->a2a_overlap);
+  CHECK(b300->dispatcher == MoeDispatcher::alltoall);
+  CHECK(bridge_recipe("26.04.01", "Qwen3-235B-A22B", "dgx-b300", "mxfp8")->dispatcher ==
+        MoeDispatcher::hybridep);
+  // Qwen3-30B-A3B on H100: DeepEP with overlap in v0.3.0, Hybrid-EP without from v0.3.1.
+  const BridgeRecipe* h100 = bridge_recipe("26.02", "Qwen3-30B-A3B", "dgx-h100", "fp8");
+  CHECK(h100->a2a_overlap);
+  CHECK(h100->dispatcher == MoeDispatcher::deepep);
+  const BridgeRecipe* later = bridge_recipe("26.04.01", "Qwen3-30B-A3B", "dgx-h100", "fp8");
+  CHECK(later->version == "26.02.01");
+  CHECK_FALSE(later->a2a_overlap);
+  CHECK(later->dispatcher == MoeDispatcher::hybridep);
+  // B300 runs no attention graphs for these models: the router and its preprocessing only.
+  const BridgeRecipe* qwen = bridge_recipe("26.04", "Qwen3-30B-A3B", "dgx-b300", "mxfp8");
+  CHECK(qwen->cuda_graphs == CudaGraphs::none);
+  CHECK(qwen->graph_moe_router);
+  // DeepSeek-V3 on GB200 recomputes the MLP from 26.04; GPT-OSS there overlaps its all-to-alls.
+  CHECK(bridge_recipe("26.04", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->recompute_modules == "mlp");
+  CHECK(bridge_recipe("26.02.01", "DeepSeek-V3", "gb200-nvl72", "mxfp8")->recompute_modules ==
+        "mla_up_proj");
+  CHECK(bridge_recipe("26.04", "GPT-OSS 120B", "gb200-nvl72", "bf16")->a2a_overlap);
+  CHECK_FALSE(bridge_recipe("26.02.01", "GPT-OSS 120B", "gb200-nvl72", "bf16")->a2a_overlap);
 }

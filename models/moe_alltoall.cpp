@@ -10,6 +10,7 @@ namespace fabricsim::models {
 std::optional<MoeKernel> parse_moe_kernel(std::string_view text) {
   if (text == "deepep_normal") return MoeKernel::deepep_normal;
   if (text == "deepep_low_latency") return MoeKernel::deepep_low_latency;
+  if (text == "hybridep") return MoeKernel::hybridep;
   return std::nullopt;
 }
 
@@ -74,12 +75,24 @@ MoeAlltoallResult normal(const MoeAlltoallRequest& r, const MoeLinkRates& rates,
       out.binding = what;
     }
   };
-  if (nvlink_wire > 0)
-    bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * p.normal_nvlink_efficiency), "nvlink");
+  const bool hybrid = r.kernel == MoeKernel::hybridep;
+  // Hybrid-EP's FP8 dispatch runs at a lower share of the links than its BF16 (its table).
+  const double nvlink_efficiency = !hybrid ? p.normal_nvlink_efficiency
+                                   : r.fp8 ? p.hybrid_fp8_nvlink_efficiency
+                                   : r.direction == MoeDirection::combine
+                                       ? p.hybrid_combine_nvlink_efficiency
+                                       : p.hybrid_nvlink_efficiency;
+  if (nvlink_wire > 0) bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * nvlink_efficiency), "nvlink");
   if (nodes > 1) {
-    bind(rdma_wire / (rates.rdma_GBps * 1e9 * p.normal_rdma_efficiency), "rdma");
-    bind(out.nvlink_bytes / (r.sms * p.normal_forward_GBps_per_sm * 1e9), "sm-forwarding");
+    const double rdma_efficiency = !hybrid ? p.normal_rdma_efficiency
+                                   : r.fp8 ? p.hybrid_fp8_rdma_efficiency
+                                           : p.hybrid_rdma_efficiency;
+    bind(rdma_wire / (rates.rdma_GBps * 1e9 * rdma_efficiency), "rdma");
+    if (!hybrid)
+      bind(out.nvlink_bytes / (r.sms * p.normal_forward_GBps_per_sm * 1e9), "sm-forwarding");
   }
+  // Hybrid-EP's torch API adds a fixed cost per call to its kernels' time.
+  if (hybrid) t += 1e-6 * (nodes > 1 ? p.hybrid_call_us_rdma : p.hybrid_call_us_nvlink);
   out.seconds = t;
   out.reported_link = nodes > 1 ? "rdma" : "nvlink";
   const double reported = nodes > 1 ? out.rdma_bytes : out.nvlink_bytes;
@@ -152,8 +165,8 @@ MoeKernelProfile moe_kernel_profile(const CollectiveProfile& collective) {
 MoeAlltoallResult moe_alltoall(const MoeAlltoallRequest& request, const MoeLinkRates& rates,
                                const MoeKernelProfile& profile) {
   check(request, rates);
-  return request.kernel == MoeKernel::deepep_normal ? normal(request, rates, profile)
-                                                    : low_latency(request, rates, profile);
+  return request.kernel == MoeKernel::deepep_low_latency ? low_latency(request, rates, profile)
+                                                         : normal(request, rates, profile);
 }
 
 }  // namespace fabricsim::models

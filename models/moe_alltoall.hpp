@@ -11,6 +11,11 @@
 // Low-latency kernels (decode): every (token, expert) pair is its own message, over NVLink to GPUs
 // of the same node and RDMA (IBGDA) to the others; the time is a fixed cost that grows with the
 // rank count plus the slower of the two paths.
+// Hybrid-EP (NVIDIA's kernels in DeepEP, docs/README_Hybrid-EP.md and Hybrid-EP_Implementation.md,
+// Megatron-Core's flex dispatcher backend `hybridep`): the normal kernels' traffic (a token once
+// to each rank, and once over RDMA to each other node, that holds one of its experts), moved by
+// TMA copies from a few SMs, so neither forwarding nor the SM count binds at its published rates;
+// each call through its torch API adds a fixed cost (metadata, allocation, synchronisation).
 
 #include <optional>
 #include <string>
@@ -22,7 +27,7 @@
 
 namespace fabricsim::models {
 
-enum class MoeKernel { deepep_normal, deepep_low_latency };
+enum class MoeKernel { deepep_normal, deepep_low_latency, hybridep };
 enum class MoeDirection { dispatch, combine };
 
 std::optional<MoeKernel> parse_moe_kernel(std::string_view text);
@@ -54,7 +59,28 @@ struct MoeKernelProfile {
   /// collective profile (nvlink_efficiency, network_efficiency).
   double ll_nvlink_efficiency = 0.824;
   double ll_rdma_efficiency = 0.96;
-  std::string source = "DeepEP issues #16, #285, #493; README V2 table; legacy table at ebfe47e";
+  /// Hybrid-EP (DeepEP docs/README_Hybrid-EP.md: 4096 tokens x 7168 x top-8 of 8 local experts
+  /// per rank, uniform routing; bytes counted as DeepEP counts them) publishes each row twice:
+  /// the kernels alone and through the torch API, whose difference is a fixed cost per call.
+  /// Kernels: NVLink bytes crossing a GPU's links over the 900 GB/s line rate, local share
+  /// removed, on B200 (EP 8) and GB200 (EP 8-36, MNNVL), 16 SMs: BF16 dispatch 0.66-0.73 (6
+  /// rows, median 0.685), combine (which also reduces) 0.59-0.67 (median 0.614); FP8 dispatch
+  /// 0.58-0.60 up to EP 16 (3 rows; 0.28-0.38 beyond, where 16 SMs bind and 32 do not: not
+  /// modelled). RDMA wire bytes over the 50 GB/s NIC on H100 (16/32/64 ranks, 8 per node, 8 SMs):
+  /// BF16 0.68-0.89, median 0.83; FP8 0.62-0.82, median 0.77.
+  double hybrid_nvlink_efficiency = 0.685;
+  double hybrid_combine_nvlink_efficiency = 0.614;
+  double hybrid_fp8_nvlink_efficiency = 0.60;
+  double hybrid_rdma_efficiency = 0.83;
+  double hybrid_fp8_rdma_efficiency = 0.77;
+  /// The torch API's time over the kernels' for the same bytes, per call: 125-287 us inside one
+  /// NVLink domain (18 rows, median 170) and 334-1343 us across nodes over InfiniBand (9 rows,
+  /// median 500).
+  double hybrid_call_us_nvlink = 170;
+  double hybrid_call_us_rdma = 500;
+  std::string source =
+      "DeepEP issues #16, #285, #493; README V2 table; legacy table at ebfe47e; "
+      "docs/README_Hybrid-EP.md B200 and GB200 tables";
 };
 
 struct MoeAlltoallRequest {
@@ -68,7 +94,7 @@ struct MoeAlltoallRequest {
   std::optional<int> topk_groups;  ///< node-limited routing: nodes a token may reach
   int experts = 256;               ///< routed experts over the group
   bool fp8 = false;                ///< FP8 payload with one FP32 scale per 128 values
-  int sms = 24;                    ///< SMs the normal kernels run on
+  int sms = 24;                    ///< SMs DeepEP's normal kernels run on
 };
 
 /// Per-GPU, per-direction line rates of the two paths (GB/s).

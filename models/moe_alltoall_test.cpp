@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <vector>
 
 using namespace fabricsim::models;
 
@@ -112,4 +113,87 @@ TEST_CASE("MoE all-to-all rejects impossible groups", "[moe]") {
   CHECK_THROWS_AS(moe_alltoall(r, MoeLinkRates{200, 0}), std::invalid_argument);
   r.experts = 4;
   CHECK_THROWS_AS(moe_alltoall(r, kH800), std::invalid_argument);
+}
+
+namespace {
+
+/// Hybrid-EP's benchmark: 4096 tokens of 7168 per rank, top-8 of 8 local experts per rank,
+/// uniform random routing (DeepEP docs/README_Hybrid-EP.md, tests/test_hybrid_ep.py).
+MoeAlltoallRequest hybrid(int ranks, int ranks_per_node, bool fp8, MoeDirection direction) {
+  MoeAlltoallRequest r;
+  r.kernel = MoeKernel::hybridep;
+  r.direction = direction;
+  r.ranks = ranks;
+  r.ranks_per_node = ranks_per_node;
+  r.experts = 8 * ranks;
+  r.fp8 = fp8;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Hybrid-EP reproduces its published torch-API rates from kernels plus a fixed cost",
+          "[moe]") {
+  // The README's torch-API rates (16 SMs on Blackwell, 8 on H100), GB/s as its test counts them;
+  // the model's efficiencies and per-call costs come from its kernel-only columns beside them.
+  struct Row {
+    int ranks, per_node;
+    bool fp8;
+    MoeDirection direction;
+    double published;
+  };
+  const MoeDirection d = MoeDirection::dispatch, c = MoeDirection::combine;
+  // B200 (first two rows) and GB200 (NVL72: every rank an NVLink peer), 900 GB/s per direction.
+  const std::vector<Row> nvlink = {{8, 8, false, d, 535.94},
+                                   {8, 8, false, c, 530.86},
+                                   {8, 8, true, d, 409.71},
+                                   {8, 8, false, d, 550.10},
+                                   {8, 8, false, c, 538.44},
+                                   {8, 8, true, d, 421.67},
+                                   {16, 16, false, d, 472.84},
+                                   {16, 16, false, c, 474.48},
+                                   {16, 16, true, d, 397.33},
+                                   // (FP8 beyond EP 16 at 16 SMs: SM-bound, not modelled.)
+                                   {24, 24, false, d, 441.89},
+                                   {24, 24, false, c, 444.40},
+                                   {32, 32, false, d, 485.50},
+                                   {32, 32, false, c, 423.19},
+                                   {36, 36, false, d, 469.96},
+                                   {36, 36, false, c, 418.27}};
+  const MoeKernelProfile p;
+  int within = 0;
+  for (const Row& row : nvlink) {
+    INFO(row.ranks << (row.fp8 ? " fp8" : " bf16")
+                   << (row.direction == d ? " dispatch" : " combine"));
+    const MoeAlltoallResult out =
+        moe_alltoall(hybrid(row.ranks, row.per_node, row.fp8, row.direction), {900, 0}, p);
+    CHECK(out.binding == "nvlink");
+    const double ratio = out.bottleneck_bw_GBps / row.published;
+    CHECK(ratio == Approx(1).margin(0.16));
+    if (std::abs(ratio - 1) <= 0.08) ++within;
+  }
+  // One efficiency per direction and payload and one cost per call: most rows within 8%.
+  CHECK(within >= 8);
+  // H100 over InfiniBand (8 ranks per node, 50 GB/s NICs), counted once per node reached, local
+  // node included: BF16 dispatch and combine at 16 / 32 / 64 ranks.
+  const std::vector<Row> rdma = {{16, 8, false, d, 57.74}, {32, 8, false, d, 46.54},
+                                 {64, 8, false, d, 41.46}, {16, 8, false, c, 56.96},
+                                 {32, 8, false, c, 50.68}, {64, 8, false, c, 47.68}};
+  for (const Row& row : rdma) {
+    INFO(row.ranks << (row.direction == d ? " dispatch" : " combine"));
+    const MoeAlltoallResult out =
+        moe_alltoall(hybrid(row.ranks, row.per_node, row.fp8, row.direction), {450, 50}, p);
+    CHECK(out.binding == "rdma");
+    CHECK(out.bottleneck_bw_GBps / row.published == Approx(1).margin(0.2));
+  }
+  // The fixed cost per call makes narrow tokens relatively dear: a quarter of the bytes takes
+  // well over a quarter of the time.
+  MoeAlltoallRequest narrow = hybrid(8, 8, false, d);
+  narrow.hidden = 7168 / 4;
+  const double wide_s = moe_alltoall(hybrid(8, 8, false, d), {900, 0}, p).seconds;
+  CHECK(moe_alltoall(narrow, {900, 0}, p).seconds > wide_s / 4 + 0.5e-6 * p.hybrid_call_us_nvlink);
+  // TMA forwarding: unlike DeepEP's normal kernels, no SM count binds across nodes.
+  MoeAlltoallRequest few = hybrid(16, 8, false, d);
+  few.sms = 1;
+  CHECK(moe_alltoall(few, {450, 50}, p).binding == "rdma");
 }

@@ -39,6 +39,26 @@ std::optional<CudaGraphs> cuda_graphs_from(std::string_view name) {
   return std::nullopt;
 }
 
+const char* to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::alltoall:
+      return "alltoall";
+    case MoeDispatcher::deepep:
+      return "deepep";
+    case MoeDispatcher::hybridep:
+      return "hybridep";
+  }
+  return "?";
+}
+
+std::optional<MoeDispatcher> moe_dispatcher_from(std::string_view name) {
+  for (const MoeDispatcher d :
+       {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    if (name == to_string(d)) return d;
+  }
+  return std::nullopt;
+}
+
 const char* to_string(FsdpImpl f) {
   switch (f) {
     case FsdpImpl::none:
@@ -422,7 +442,7 @@ std::vector<SoftwareStack> make_presets() {
     s.tp_comm_overlap = false;
     s.fsdp = FsdpImpl::pytorch_fsdp2;
     s.recompute = Recompute::full;
-    s.deepep = true;
+    s.moe_dispatcher = MoeDispatcher::deepep;
     s.grouped_gemm = GroupedGemmKernel::fused;
     s.facts = {
         {"PyTorch-native training: FSDP2 (fully_shard) data parallelism, DTensor tensor "
@@ -591,7 +611,7 @@ std::vector<SoftwareStack> make_presets() {
     s.framework = "hai-llm";
     s.version = "";
     s.released = "2024-12";
-    s.deepep = true;
+    s.moe_dispatcher = MoeDispatcher::deepep;
     s.grouped_gemm = GroupedGemmKernel::fused;
     s.facts = {{"expert GEMMs as one grouped FP8 kernel over the experts (contiguous layout for "
                 "training), released as DeepGEMM",

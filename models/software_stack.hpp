@@ -32,6 +32,13 @@ std::optional<CudaGraphs> cuda_graphs_from(std::string_view name);
 
 enum class FsdpImpl : uint8_t { none, pytorch_fsdp1, pytorch_fsdp2, megatron_fsdp };
 
+/// How an MoE layer's tokens travel between expert-parallel ranks: NCCL all-to-all (Megatron-Core's
+/// alltoall dispatcher), or the flex dispatcher's DeepEP or HybridEP kernels (models/moe_alltoall).
+enum class MoeDispatcher : uint8_t { alltoall, deepep, hybridep };
+const char* to_string(MoeDispatcher d);
+/// The dispatcher named by to_string, or nullopt.
+std::optional<MoeDispatcher> moe_dispatcher_from(std::string_view name);
+
 /// How the experts' GEMMs of an MoE layer run (models/grouped_gemm).
 enum class GroupedGemmKernel : uint8_t {
   /// One kernel over every expert (CUTLASS or cuBLASLt grouped GEMM, DeepGEMM): the experts'
@@ -91,7 +98,7 @@ struct SoftwareStack {
   /// Activation recomputation the framework's published benchmark configurations run: what a
   /// source that does not state it is taken to have run.
   Recompute recompute = Recompute::selective;
-  bool deepep = false;  ///< MoE token dispatch through DeepEP instead of NCCL all-to-all
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   GroupedGemmKernel grouped_gemm = GroupedGemmKernel::multi_stream;
   LossKernel loss = LossKernel::fp32_upcast;
   /// Memory-bound ops run as eager PyTorch writes them (models/eager_ops.hpp: every elementwise op

@@ -56,7 +56,7 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   CHECK(software_for("megatron-deepspeed", "", "2022-07").id == "megatron-deepspeed");
   CHECK(software_for("megascale", "", "2024-02").id == "megascale");
   CHECK(software_for("hai-llm", "", "2024-12").id == "hai-llm");
-  CHECK(software_for("hai-llm", "", "").deepep);
+  CHECK(software_for("hai-llm", "", "").moe_dispatcher == MoeDispatcher::deepep);
   CHECK(software_for("meta-internal", "", "2024-07").id == "default");
   CHECK(software_for("unknown", "", "").id == "default");
 }

@@ -26,16 +26,16 @@ Time Communicator::collective_time(int rank, GroupKind kind, CollectiveOp op, si
 }
 
 Time Communicator::moe_time(int rank, const WorkOp::MoeTokens& m) {
-  const auto key = std::make_tuple(rank, m.tokens, m.combine, m.fp8);
+  const auto key = std::make_tuple(rank, m.tokens, m.combine, m.fp8, m.hybridep);
   if (auto it = moe_by_rank_.find(key); it != moe_by_rank_.end()) return it->second;
   const System& system = cache_.system();
   const GroupLayout layout = make_group_layout(*system.topology, group(GroupKind::ep, rank));
   MoeAlltoallRequest q;
-  q.kernel = MoeKernel::deepep_normal;
+  q.kernel = m.hybridep ? MoeKernel::hybridep : MoeKernel::deepep_normal;
   q.direction = m.combine ? MoeDirection::combine : MoeDirection::dispatch;
   q.ranks = layout.size();
-  // DeepEP needs the same number of NVLink peers in every node: a group that straddles
-  // domains unevenly runs with the largest such count its smallest domain allows.
+  // DeepEP (and Hybrid-EP) needs the same number of NVLink peers in every node: a group that
+  // straddles domains unevenly runs with the largest such count its smallest domain allows.
   q.ranks_per_node = std::max(layout.min_ppn, 1);
   while (q.ranks % q.ranks_per_node != 0)
     --q.ranks_per_node;

@@ -112,7 +112,7 @@ class Communicator {
   const std::vector<topologies::GpuRank>& gpus_;
   CollectiveRunner* runner_;
   std::array<uint64_t, static_cast<size_t>(GroupKind::edp) + 1> flows_{};  ///< per GroupKind
-  std::map<std::tuple<int, double, bool, bool>, sim::Time> moe_by_rank_;
+  std::map<std::tuple<int, double, bool, bool, bool>, sim::Time> moe_by_rank_;
   const PlacementMemo::Group& known_group(GroupKind kind, int rank) {
     auto [it, inserted] = memo_.groups.try_emplace({static_cast<int>(kind), rank});
     if (inserted) {

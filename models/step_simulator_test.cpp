@@ -620,7 +620,7 @@ TEST_CASE("DeepEP dispatch and combine take the MoE all-to-all model's time on b
   const System system = make_system(preset.make(s.gpus), gpu, preset.cpu);
   const CollectiveProfile profile = default_collective_profile(gpu);
   LoweringOptions lowering;
-  lowering.software.deepep = true;
+  lowering.software.moe_dispatcher = MoeDispatcher::deepep;
   validate_plan(s.plan, s.training, s.model, s.gpus, "test", "/parallelism");
   const Workload w =
       build_workload(s.model, s.plan, s.training, gpu, default_compute_profile(gpu), lowering);

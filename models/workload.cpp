@@ -115,8 +115,8 @@ class ProgramBuilder {
     kernels(k.kernels);
     memory(name, k.bytes_per_element * elements);
   }
-  /// DeepEP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the all-to-all size it
-  /// replaces, for the record).
+  /// DeepEP or Hybrid-EP dispatch or combine of `moe.tokens` tokens per rank (`bytes`: the
+  /// all-to-all size it replaces, for the record).
   void moe_comm(const WorkOp::MoeTokens& moe, double bytes) {
     comm(GroupKind::ep, CollectiveOp::alltoall, bytes);
     program_.ops.back().moe = moe;
@@ -142,7 +142,7 @@ class ProgramBuilder {
     program_.ops.push_back(start);
     return start.slot;
   }
-  /// start() for DeepEP's dispatch or combine (see moe_comm).
+  /// start() for a flex dispatcher's dispatch or combine (see moe_comm).
   int start_moe(const WorkOp::MoeTokens& moe, double bytes) {
     const int slot = start(GroupKind::ep, CollectiveOp::alltoall, bytes);
     program_.ops.back().moe = moe;
@@ -755,11 +755,16 @@ struct LayerEmitter {
     // Drop-and-pad routing (a capacity factor: every expert's buffer padded to capacity) has
     // static shapes, so Megatron-Core's alltoall dispatcher copies no token counts to the host
     // (token_dispatcher.py, core_v0.14.0: the sync point stays "no_sync" under drop_and_pad) and
-    // the block can be captured in a CUDA graph. Dropless routing cannot, nor DeepEP's normal
-    // kernels, whose host waits for the received token counts.
-    const bool static_shapes = e.capacity_factor > 0 && !software.deepep;
-    // The fused grouped MLP keeps the token counts on the GPU: no host sync, graphable.
-    const bool sync_free = static_shapes || (software.fused_moe_mlp && !software.deepep);
+    // the block can be captured in a CUDA graph. Dropless routing cannot, nor the flex
+    // dispatcher, which pads nothing to capacity (token_dispatcher.py asserts it).
+    const MoeDispatcher dispatcher = software.moe_dispatcher;
+    const bool flex = dispatcher != MoeDispatcher::alltoall;
+    const bool static_shapes = e.capacity_factor > 0 && !flex;
+    // The fused grouped MLP keeps the token counts on the GPU: no host sync, graphable, unless
+    // DeepEP's normal kernels make the host wait for the received token counts (Hybrid-EP's
+    // kernels need no host synchronisation: DeepEP docs/README_Hybrid-EP.md).
+    const bool sync_free =
+        static_shapes || (software.fused_moe_mlp && dispatcher != MoeDispatcher::deepep);
     const bool block_graphed = sync_free && software.cuda_graphs == CudaGraphs::full;
     b.graphed(block_graphed);
     // Graphs over the router and the dispatcher's preprocessing (its permutation) replay those
@@ -779,9 +784,10 @@ struct LayerEmitter {
     const double per_expert = routed / local_experts;
     // The all-to-all waits for the most loaded receiver.
     const double a2a = Tr * e.top_k * h * kActivationBytes * load;
-    // Dispatch and combine: NCCL all-to-all of a2a bytes, or DeepEP's kernels. Backward, the
-    // gradient of the combine travels as a dispatch and that of the dispatch as a combine;
-    // DeepEP sends FP8 only in the forward dispatch of a low-precision run.
+    // Dispatch and combine: NCCL all-to-all of a2a bytes, or the flex dispatcher's kernels
+    // (DeepEP's or Hybrid-EP's). Backward, the gradient of the combine travels as a dispatch and
+    // that of the dispatch as a combine; the flex kernels send FP8 only in the forward dispatch of
+    // a low-precision run.
     // Overlapped (moe_a2a_overlap), each all-to-all runs beside the compute up to the next one
     // (about the sub-module Megatron pairs it with), which it slows while its channels hold SMs;
     // it is joined before the next starts, and the last by the end of the block.
@@ -790,19 +796,24 @@ struct LayerEmitter {
     double outer_contention = 0;
     auto ep_comm = [&](bool combine, bool fp8) {
       if (s.ep <= 1) return;
-      const WorkOp::MoeTokens tokens{Tr * load, static_cast<int>(h), e.top_k, e.experts, fp8,
-                                     combine};
+      const WorkOp::MoeTokens tokens{Tr * load,
+                                     static_cast<int>(h),
+                                     e.top_k,
+                                     e.experts,
+                                     fp8,
+                                     combine,
+                                     dispatcher == MoeDispatcher::hybridep};
       if (a2a_overlap) {
         if (in_flight) {
           b.wait(*in_flight);
         } else {
           outer_contention = b.contend(slowdown);
         }
-        in_flight = software.deepep ? b.start_moe(tokens, a2a)
-                                    : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a);
+        in_flight =
+            flex ? b.start_moe(tokens, a2a) : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a);
         return;
       }
-      if (!software.deepep) {
+      if (!flex) {
         b.comm(GroupKind::ep, CollectiveOp::alltoall, a2a);
         return;
       }
@@ -818,13 +829,14 @@ struct LayerEmitter {
     // by local expert before the grouped GEMM ("permutation 2", sort_chunks_by_idxs or a
     // transpose when padded), and unsorts them before the combine (token_dispatcher.py,
     // dispatch_postprocess / combine_preprocess, core_v0.15.0): one more read and write of every
-    // routed token each way, and again in backward. DeepEP's dispatcher permutes once, after its
-    // dispatch.
+    // routed token each way, and again in backward. The flex dispatcher permutes once, after its
+    // dispatch (Hybrid-EP's permutation stays a separate pass unless
+    // moe_permute_fusion_into_hybridep, off by default in Megatron-Core).
     // A permutation reads and writes each of `tokens` hidden states once.
     auto permutation = [&](const char* name, double tokens) {
       b.memory(name, 2.0 * kActivationBytes * tokens * h);
     };
-    const bool local_sort = s.ep > 1 && local_experts > 1 && !software.deepep;
+    const bool local_sort = s.ep > 1 && local_experts > 1 && !flex;
     // GPT-OSS's clamped GLU: Megatron-Core (core_v0.15.0 fused_bias_geglu.py,
     // weighted_bias_quick_geglu_impl) clamps the gate and linear halves and concatenates them in
     // PyTorch before its compiled activation kernel: two clamps (each reads and writes half the

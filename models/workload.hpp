@@ -52,14 +52,15 @@ struct WorkOp {
   sim::Time run_duration;
   sim::Time duration;  ///< compute duration on an otherwise idle GPU
   sim::Bytes bytes;    ///< nccl-tests "size" of the collective
-  /// An expert-parallel token dispatch or combine through DeepEP's normal kernels (software
-  /// `deepep`): timed by models/moe_alltoall from the EP group's shape, not run as an NCCL
-  /// all-to-all. `tokens` 0: an ordinary collective.
+  /// An expert-parallel token dispatch or combine through DeepEP's normal or Hybrid-EP kernels
+  /// (software `moe_dispatcher` deepep or hybridep): timed by models/moe_alltoall from the EP
+  /// group's shape, not run as an NCCL all-to-all. `tokens` 0: an ordinary collective.
   struct MoeTokens {
     double tokens = 0;  ///< tokens per rank entering the dispatch
     int hidden = 0, top_k = 0, experts = 0;
-    bool fp8 = false;      ///< FP8 payload (forward dispatch of a low-precision run)
-    bool combine = false;  ///< combine (and the backward of dispatch) rather than dispatch
+    bool fp8 = false;       ///< FP8 payload (forward dispatch of a low-precision run)
+    bool combine = false;   ///< combine (and the backward of dispatch) rather than dispatch
+    bool hybridep = false;  ///< Hybrid-EP's kernels rather than DeepEP's normal ones
     friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
   } moe;
   const char* name = "";

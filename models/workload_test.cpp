@@ -541,8 +541,20 @@ TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and bac
   no_ep.plan.ep = 1;
   CHECK(sorts(build(no_ep), false).empty());
   LoweringOptions deepep;
-  deepep.software.deepep = true;
+  deepep.software.moe_dispatcher = MoeDispatcher::deepep;
   CHECK(sorts(build_workload(c.model, c.plan, c.training, h100(), profile, deepep), false).empty());
+  // Nor under Hybrid-EP, whose dispatches and combines carry their kernel to the communicator.
+  LoweringOptions hybrid;
+  hybrid.software.moe_dispatcher = MoeDispatcher::hybridep;
+  const Workload hw = build_workload(c.model, c.plan, c.training, h100(), profile, hybrid);
+  CHECK(sorts(hw, false).empty());
+  int flex_ops = 0;
+  for (const WorkOp& op : hw.stages[0].chunks[0].forward.ops) {
+    if (op.moe.tokens <= 0) continue;
+    ++flex_ops;
+    CHECK(op.moe.hybridep);
+  }
+  CHECK(flex_ops == 2 * 48);  // a dispatch and a combine per MoE layer
 }
 
 TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the grouped GEMMs",
@@ -656,7 +668,7 @@ TEST_CASE("drop-and-pad routing has static shapes: no host sync, and full CUDA g
   CHECK(forward_wait(padded, opts) < forward_wait(moe, opts));
   // DeepEP's normal kernels wait on the host for the received counts, padded or not.
   LoweringOptions deepep = opts;
-  deepep.software.deepep = true;
+  deepep.software.moe_dispatcher = MoeDispatcher::deepep;
   LoweringOptions deepep_no_sync = deepep;
   deepep_no_sync.software.moe_host_sync = false;
   CHECK(forward_wait(padded, deepep) > forward_wait(padded, deepep_no_sync));

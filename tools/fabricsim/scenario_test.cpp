@@ -151,10 +151,13 @@ TEST_CASE("the software section picks a stack preset that explicit keys override
         "default");
   // The MoE dispatcher overrides the preset's.
   CHECK(read(scenario_doc({"/software={\"framework\": \"nemo\", \"moe_dispatcher\": \"deepep\"}"}))
-            .lowering.software.deepep);
-  CHECK_FALSE(read(scenario_doc({"/software={\"framework\": \"hai-llm\", \"moe_dispatcher\": "
-                                 "\"alltoall\"}"}))
-                  .lowering.software.deepep);
+            .lowering.software.moe_dispatcher == models::MoeDispatcher::deepep);
+  CHECK(read(scenario_doc({"/software={\"framework\": \"nemo\", \"moe_dispatcher\": "
+                           "\"hybridep\"}"}))
+            .lowering.software.moe_dispatcher == models::MoeDispatcher::hybridep);
+  CHECK(read(scenario_doc({"/software={\"framework\": \"hai-llm\", \"moe_dispatcher\": "
+                           "\"alltoall\"}"}))
+            .lowering.software.moe_dispatcher == models::MoeDispatcher::alltoall);
   // A framework without version or date: its newest preset.
   CHECK(read(scenario_doc({"/software={\"framework\": \"deepspeed\"}"})).lowering.software.id ==
         "deepspeed-2023");
