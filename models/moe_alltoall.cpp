@@ -10,7 +10,6 @@ namespace fabricsim::models {
 std::optional<MoeKernel> parse_moe_kernel(std::string_view text) {
   if (text == "deepep_normal") return MoeKernel::deepep_normal;
   if (text == "deepep_low_latency") return MoeKernel::deepep_low_latency;
-  if (text == "hybridep") return MoeKernel::hybridep;
   return std::nullopt;
 }
 

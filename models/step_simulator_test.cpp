@@ -609,56 +609,64 @@ TEST_CASE("a per-rank compute slowdown stretches that rank's kernels", "[step][s
   CHECK(straggler.step_time.s() < slow.step_time.s() + 1e-12);
 }
 
-TEST_CASE("DeepEP dispatch and combine take the MoE all-to-all model's time on both backends",
+TEST_CASE("DeepEP and Hybrid-EP take the MoE all-to-all model's time on both backends",
           "[step][moe]") {
   // mixtral cut to 2 layers, DP8 EP8 on one DGX H100: per MoE layer and micro-batch a forward
-  // dispatch and combine and a backward pair, each blocking. With DeepEP the exposed EP time is
-  // exactly the sum of models/moe_alltoall's times for the group (one NVLink domain).
+  // dispatch and combine and a backward pair, each blocking. Through a flex dispatcher the
+  // exposed EP time is exactly the sum of models/moe_alltoall's times for the group (one NVLink
+  // domain), with that dispatcher's kernel.
   Setup s = mixtral(2, 1, 8, 8, 8);
   const topologies::SystemPreset& preset = *topologies::find_system(s.system);
   const topologies::GpuSpec& gpu = *topologies::find_gpu(preset.gpu);
   const System system = make_system(preset.make(s.gpus), gpu, preset.cpu);
   const CollectiveProfile profile = default_collective_profile(gpu);
-  LoweringOptions lowering;
-  lowering.software.moe_dispatcher = MoeDispatcher::deepep;
   validate_plan(s.plan, s.training, s.model, s.gpus, "test", "/parallelism");
-  const Workload w =
-      build_workload(s.model, s.plan, s.training, gpu, default_compute_profile(gpu), lowering);
-  int deepep_ops = 0;
-  for (const ChunkWork& c : w.stages[0].chunks) {
-    for (const PassProgram* pass : {&c.forward, &c.backward}) {
-      for (const WorkOp& op : pass->ops) {
-        if (op.kind == WorkOp::Kind::comm && op.group == GroupKind::ep) {
-          CHECK(op.moe.tokens > 0);
-          ++deepep_ops;
+  const GroupLayout layout = make_group_layout(*system.topology, first_ranks(8));
+  std::vector<double> exposed;
+  for (const MoeDispatcher dispatcher : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    INFO(to_string(dispatcher));
+    LoweringOptions lowering;
+    lowering.software.moe_dispatcher = dispatcher;
+    const Workload w =
+        build_workload(s.model, s.plan, s.training, gpu, default_compute_profile(gpu), lowering);
+    int flex_ops = 0;
+    for (const ChunkWork& c : w.stages[0].chunks) {
+      for (const PassProgram* pass : {&c.forward, &c.backward}) {
+        for (const WorkOp& op : pass->ops) {
+          if (op.kind == WorkOp::Kind::comm && op.group == GroupKind::ep) {
+            CHECK(op.moe.tokens > 0);
+            CHECK(op.moe.hybridep == (dispatcher == MoeDispatcher::hybridep));
+            ++flex_ops;
+          }
         }
       }
     }
+    CHECK(flex_ops == 4 * 2);  // dispatch + combine, forward and backward, 2 layers
+    auto one = [&](bool combine) {
+      MoeAlltoallRequest q;
+      q.kernel =
+          dispatcher == MoeDispatcher::hybridep ? MoeKernel::hybridep : MoeKernel::deepep_normal;
+      q.direction = combine ? MoeDirection::combine : MoeDirection::dispatch;
+      q.ranks = 8;
+      q.ranks_per_node = 8;
+      q.tokens_per_rank = s.model.seq_len;  // micro-batch 1, no TP
+      q.hidden = s.model.hidden;
+      q.top_k = s.model.moe->top_k;
+      q.experts = s.model.moe->experts;
+      return moe_alltoall(q, moe_link_rates(system, layout), moe_kernel_profile(profile)).seconds;
+    };
+    const double per_layer = 2 * (one(false) + one(true));
+    const double microbatches = 1;  // global batch 8 over DP8
+    const double expected = per_layer * 2 * microbatches;
+    for (const Backend b : {Backend::analytical, Backend::flow}) {
+      const StepResult r = simulate_step(system, profile, w, s.plan, with_backend(b));
+      CHECK(r.stages[0].exposed_ep.s() == Approx(expected).epsilon(1e-6));
+    }
+    exposed.push_back(expected);
+    // Without a flex dispatcher the same traffic is an NCCL all-to-all: another time.
+    const StepResult nccl = simulate(s, with_backend(Backend::analytical));
+    CHECK(nccl.stages[0].exposed_ep.s() != Approx(expected).epsilon(1e-3));
   }
-  CHECK(deepep_ops == 4 * 2);  // dispatch + combine, forward and backward, 2 layers
-
-  const GroupLayout layout = make_group_layout(*system.topology, first_ranks(8));
-  auto one = [&](bool combine, bool fp8) {
-    MoeAlltoallRequest q;
-    q.direction = combine ? MoeDirection::combine : MoeDirection::dispatch;
-    q.ranks = 8;
-    q.ranks_per_node = 8;
-    q.tokens_per_rank = s.model.seq_len;  // micro-batch 1, no TP
-    q.hidden = s.model.hidden;
-    q.top_k = s.model.moe->top_k;
-    q.experts = s.model.moe->experts;
-    q.fp8 = fp8;
-    return moe_alltoall(q, moe_link_rates(system, layout), moe_kernel_profile(profile)).seconds;
-  };
-  const double per_layer =
-      one(false, false) + one(true, false) + one(false, false) + one(true, false);
-  const double microbatches = 1;  // global batch 8 over DP8
-  const double expected = per_layer * 2 * microbatches;
-  for (const Backend b : {Backend::analytical, Backend::flow}) {
-    const StepResult r = simulate_step(system, profile, w, s.plan, with_backend(b));
-    CHECK(r.stages[0].exposed_ep.s() == Approx(expected).epsilon(1e-6));
-  }
-  // Without DeepEP the same traffic is an NCCL all-to-all: another time.
-  const StepResult nccl = simulate(s, with_backend(Backend::analytical));
-  CHECK(nccl.stages[0].exposed_ep.s() != Approx(expected).epsilon(1e-3));
+  // Hybrid-EP's own rates and its fixed cost per call price it apart from DeepEP.
+  CHECK(exposed[1] != Approx(exposed[0]).epsilon(1e-3));
 }
