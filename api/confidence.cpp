@@ -44,6 +44,11 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   c.fp8_attention =
       s.lowering.software.fp8_attention &&
       models::precision_recipe(s.training, s.lowering.software, s.model.layers).quantizes();
+  // Hybrid-EP's published NVLink rows are all Blackwell's.
+  c.hybridep_nvlink_assumed =
+      s.model.moe && s.plan.ep > 1 &&
+      s.lowering.software.moe_dispatcher == models::MoeDispatcher::hybridep &&
+      scenario_gpu(s).generation != topologies::GpuGeneration::blackwell;
   c.software = s.lowering.software.id;
   c.software_documented = s.lowering.software.documented;
   c.announced = s.preset->announced;
@@ -68,6 +73,7 @@ nlohmann::json confidence_to_json(const Confidence& c) {
           {"sustained_assumed", c.sustained_assumed},
           {"attention_memory_host", "documented defaults (not fitted)"},
           {"fp8_attention", c.fp8_attention},
+          {"hybridep_nvlink_assumed", c.hybridep_nvlink_assumed},
           {"software", {{"preset", c.software}, {"documented", c.software_documented}}},
           {"announced", c.announced},
           {"unmeasured", c.unmeasured},
@@ -99,6 +105,9 @@ std::string confidence_line(const Confidence& c) {
     out += fmt::format(
         "; FP8 attention at {:.1f}x BF16 (one H200 figure; backward and Blackwell assumed)",
         models::kFp8AttentionSpeedup);
+  }
+  if (c.hybridep_nvlink_assumed) {
+    out += "; Hybrid-EP over NVLink at Blackwell's measured rates (none published for this GPU)";
   }
   out += fmt::format("; software {} ({})", c.software,
                      c.software_documented ? "documented" : "framework unknown: default stack");

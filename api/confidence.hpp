@@ -30,6 +30,9 @@ struct Confidence {
   /// Attention runs in FP8 (software.fp8_attention in a quantized run), at a speed-up over BF16
   /// that rests on one H200 figure (models::kFp8AttentionSpeedup).
   bool fp8_attention = false;
+  /// MoE tokens cross NVLink through Hybrid-EP on a GPU that is not a Blackwell: its NVLink rates
+  /// come from B200/GB200 rows only (models/moe_alltoall).
+  bool hybridep_nvlink_assumed = false;
   std::string software;  ///< the software preset
   bool software_documented = false;
   /// The preset's figures are announcements, not a measured product (Vera Rubin).

@@ -88,6 +88,26 @@ TEST_CASE("confidence says where FP8 attention's speed-up comes from", "[confide
   CHECK_THAT(line({"/training/precision=fp8"}), !Catch::Contains("FP8 attention"));
 }
 
+TEST_CASE("confidence says Hybrid-EP's NVLink rates are Blackwell's", "[confidence]") {
+  const auto line = [](const std::vector<std::string>& sets) {
+    const Scenario s = scenario(sets);
+    return confidence_line(
+        assess_confidence(calibration::profile_for(s.system(), scenario_gpu(s), ""), s));
+  };
+  const std::vector<std::string> moe = {"/model={\"preset\": \"qwen3-30b-a3b\"}",
+                                        "/parallelism/ep=8", "/software/framework=megatron-bridge"};
+  std::vector<std::string> hybrid = moe;
+  hybrid.push_back("/software/moe_dispatcher=hybridep");
+  CHECK_THAT(line(hybrid), Catch::Contains("Hybrid-EP over NVLink at Blackwell's measured rates"));
+  // Not through another dispatcher, and not on a Blackwell GPU.
+  std::vector<std::string> deepep = moe;
+  deepep.push_back("/software/moe_dispatcher=deepep");
+  CHECK_THAT(line(deepep), !Catch::Contains("Hybrid-EP"));
+  std::vector<std::string> b200 = hybrid;
+  b200.push_back("/system/preset=dgx-b200");
+  CHECK_THAT(line(b200), !Catch::Contains("Hybrid-EP"));
+}
+
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
   const Scenario s =
       scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
