@@ -48,6 +48,26 @@ void check(const MoeAlltoallRequest& r, const MoeLinkRates& rates) {
   }
 }
 
+/// What the normal-kernel path of `r` runs at: its share of each link's line rate, whether SM
+/// forwarding binds across nodes and a fixed cost per call. DeepEP's kernels forward with their
+/// SMs; Hybrid-EP's move by TMA, at rates that differ by direction and payload, and its torch API
+/// adds a fixed cost per call.
+struct PathRates {
+  double nvlink = 0, rdma = 0;
+  bool sm_forwarding = true;
+  double call_s = 0;
+};
+
+PathRates path_rates(const MoeAlltoallRequest& r, const MoeKernelProfile& p, bool across_nodes) {
+  if (r.kernel != MoeKernel::hybridep)
+    return {p.normal_nvlink_efficiency, p.normal_rdma_efficiency, true, 0};
+  const double nvlink = r.fp8                                  ? p.hybrid_fp8_nvlink_efficiency
+                        : r.direction == MoeDirection::combine ? p.hybrid_combine_nvlink_efficiency
+                                                               : p.hybrid_nvlink_efficiency;
+  return {nvlink, r.fp8 ? p.hybrid_fp8_rdma_efficiency : p.hybrid_rdma_efficiency, false,
+          1e-6 * (across_nodes ? p.hybrid_call_us_rdma : p.hybrid_call_us_nvlink)};
+}
+
 MoeAlltoallResult normal(const MoeAlltoallRequest& r, const MoeLinkRates& rates,
                          const MoeKernelProfile& p) {
   MoeAlltoallResult out;
@@ -74,24 +94,14 @@ MoeAlltoallResult normal(const MoeAlltoallRequest& r, const MoeLinkRates& rates,
       out.binding = what;
     }
   };
-  const bool hybrid = r.kernel == MoeKernel::hybridep;
-  // Hybrid-EP's FP8 dispatch runs at a lower share of the links than its BF16 (its table).
-  const double nvlink_efficiency = !hybrid ? p.normal_nvlink_efficiency
-                                   : r.fp8 ? p.hybrid_fp8_nvlink_efficiency
-                                   : r.direction == MoeDirection::combine
-                                       ? p.hybrid_combine_nvlink_efficiency
-                                       : p.hybrid_nvlink_efficiency;
-  if (nvlink_wire > 0) bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * nvlink_efficiency), "nvlink");
+  const PathRates path = path_rates(r, p, nodes > 1);
+  if (nvlink_wire > 0) bind(nvlink_wire / (rates.nvlink_GBps * 1e9 * path.nvlink), "nvlink");
   if (nodes > 1) {
-    const double rdma_efficiency = !hybrid ? p.normal_rdma_efficiency
-                                   : r.fp8 ? p.hybrid_fp8_rdma_efficiency
-                                           : p.hybrid_rdma_efficiency;
-    bind(rdma_wire / (rates.rdma_GBps * 1e9 * rdma_efficiency), "rdma");
-    if (!hybrid)
+    bind(rdma_wire / (rates.rdma_GBps * 1e9 * path.rdma), "rdma");
+    if (path.sm_forwarding)
       bind(out.nvlink_bytes / (r.sms * p.normal_forward_GBps_per_sm * 1e9), "sm-forwarding");
   }
-  // Hybrid-EP's torch API adds a fixed cost per call to its kernels' time.
-  if (hybrid) t += 1e-6 * (nodes > 1 ? p.hybrid_call_us_rdma : p.hybrid_call_us_nvlink);
+  t += path.call_s;
   out.seconds = t;
   out.reported_link = nodes > 1 ? "rdma" : "nvlink";
   const double reported = nodes > 1 ? out.rdma_bytes : out.nvlink_bytes;
