@@ -15,6 +15,7 @@
 #include "api/layer_memory_fit.hpp"
 #include "api/plan_search.hpp"
 #include "api/run_calibration.hpp"
+#include "api/scaling_series.hpp"
 #include "api/scenario.hpp"
 #include "api/training_case.hpp"
 #include "api/training_run.hpp"
@@ -428,12 +429,6 @@ std::optional<RunMeasurement> anchor_measurement(const calibration::Case& c) {
   return std::nullopt;
 }
 
-std::string anchor_group(const calibration::Case& c) {
-  const std::string framework =
-      c.framework ? c.framework->name + " " + c.framework->version.value_or("?") : "unknown";
-  return fmt::format("{} | {} | {} | {}", c.source, c.system, framework, c.precision.value_or("?"));
-}
-
 /// Where a case sits among its group's runs: the logarithms of its model size (the stated
 /// parameter count, else the 12 L h^2 of its layers) and of its sequence length (2048 unstated,
 /// as its scenario reads it).
@@ -507,6 +502,12 @@ std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
 
 }  // namespace
 
+std::string anchor_group(const calibration::Case& c) {
+  const std::string framework =
+      c.framework ? c.framework->name + " " + c.framework->version.value_or("?") : "unknown";
+  return fmt::format("{} | {} | {} | {}", c.source, c.system, framework, c.precision.value_or("?"));
+}
+
 ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
                                 const ValidationOptions& options) {
   ValidationReport report;
@@ -572,6 +573,7 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
       report.skipped.push_back({c.id, fmt::format("not a valid scenario: {}", e.what())});
     }
   }
+  report.scaling = scaling_points(cases, report.rows);
   return report;
 }
 
@@ -591,29 +593,51 @@ ErrorSummary summarize_errors(const std::vector<ValidationRow>& rows,
   return s;
 }
 
-std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows) {
+namespace {
+
+const ValidationRow* primary_of(const std::vector<const ValidationRow*>& rows) {
   static const std::vector<std::string> kPrimary = {
       "tflops_per_gpu", "hw_tflops_per_gpu", "tokens_per_s_per_gpu", "mfu", "hfu", "step_time_s"};
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const ValidationRow*>> by_case;
-  for (const ValidationRow& r : rows) {
-    auto& v = by_case[r.id];
-    if (v.empty()) order.push_back(r.id);
-    v.push_back(&r);
-  }
-  std::vector<CaseError> out;
-  for (const std::string& id : order) {
-    const auto& v = by_case[id];
-    const ValidationRow* primary = nullptr;
-    for (const std::string& metric : kPrimary) {
-      for (const ValidationRow* r : v) {
-        if (!primary && r->metric == metric) primary = r;
-      }
+  for (const std::string& metric : kPrimary) {
+    for (const ValidationRow* r : rows) {
+      if (r->metric == metric) return r;
     }
-    if (primary) {
-      const double e = primary->metric == "step_time_s" ? primary->measured / primary->predicted - 1
-                                                        : primary->error;
-      out.push_back({id, primary->source, e});
+  }
+  return nullptr;
+}
+
+/// Each case's rows, cases in order of first appearance.
+std::vector<std::vector<const ValidationRow*>> rows_by_case(
+    const std::vector<ValidationRow>& rows) {
+  std::vector<std::vector<const ValidationRow*>> out;
+  std::map<std::string, size_t> index;
+  for (const ValidationRow& r : rows) {
+    const auto [it, added] = index.emplace(r.id, out.size());
+    if (added) out.emplace_back();
+    out[it->second].push_back(&r);
+  }
+  return out;
+}
+
+}  // namespace
+
+double optimism(const ValidationRow& row) {
+  return row.metric == "step_time_s" ? row.measured / row.predicted - 1 : row.error;
+}
+
+std::vector<const ValidationRow*> primary_rows(const std::vector<ValidationRow>& rows) {
+  std::vector<const ValidationRow*> out;
+  for (const auto& v : rows_by_case(rows)) {
+    if (const ValidationRow* primary = primary_of(v)) out.push_back(primary);
+  }
+  return out;
+}
+
+std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows) {
+  std::vector<CaseError> out;
+  for (const auto& v : rows_by_case(rows)) {
+    if (const ValidationRow* primary = primary_of(v)) {
+      out.push_back({primary->id, primary->source, optimism(*primary)});
       continue;
     }
     std::vector<double> errors;
@@ -622,8 +646,8 @@ std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows) {
     }
     std::sort(errors.begin(), errors.end());
     const size_t n = errors.size();
-    out.push_back(
-        {id, v.front()->source, n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2])});
+    out.push_back({v.front()->id, v.front()->source,
+                   n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2])});
   }
   return out;
 }
@@ -672,6 +696,13 @@ nlohmann::json cases_json(const CaseSummary& s) {
           {"median_abs_error", s.median_abs_error},
           {"p90_abs_error", s.p90_abs_error},
           {"median_signed_error", s.median_signed_error}};
+}
+
+std::vector<CaseError> scaling_errors(const std::vector<ScalingPoint>& points) {
+  std::vector<CaseError> out;
+  for (const ScalingPoint& p : points)
+    out.push_back({p.id, p.series, p.error});
+  return out;
 }
 
 std::vector<CaseError> of_source(const std::vector<CaseError>& errors, const std::string& source) {
@@ -758,6 +789,22 @@ nlohmann::json report_to_json(const ValidationReport& report) {
                        {"sustained_efficiency", a.sustained_efficiency},
                        {"scored_cases", a.scored}});
   }
+  nlohmann::json scaling = nlohmann::json::array();
+  for (const ScalingPoint& p : report.scaling) {
+    scaling.push_back(
+        {{"id", p.id},
+         {"baseline", p.baseline},
+         {"series", p.series},
+         {"metric", p.metric},
+         {"gpus", p.gpus},
+         {"baseline_gpus", p.baseline_gpus},
+         {"measured_efficiency",
+          p.measured_efficiency ? nlohmann::json(*p.measured_efficiency) : nlohmann::json()},
+         {"predicted_efficiency",
+          p.predicted_efficiency ? nlohmann::json(*p.predicted_efficiency) : nlohmann::json()},
+         {"error", p.error}});
+  }
+  const CaseSummary along = summarize_cases(scaling_errors(report.scaling));
   nlohmann::json out = {
       {"rows", rows},
       {"summary",
@@ -770,7 +817,13 @@ nlohmann::json report_to_json(const ValidationReport& report) {
            for (const RankAgreement& r : rank_agreements(report.rows))
              ranks.push_back(rank_json(r));
            return ranks;
-         }()}}},
+         }()},
+        {"scaling",
+         {{"points", along.cases},
+          {"median_abs_error", along.median_abs_error},
+          {"p90_abs_error", along.p90_abs_error},
+          {"median_signed_error", along.median_signed_error}}}}},
+      {"scaling", scaling},
       {"skipped", skipped}};
   if (!report.anchors.empty()) out["anchors"] = anchors;
   return out;
@@ -810,6 +863,23 @@ std::string report_to_text(const ValidationReport& report) {
       out += fmt::format("  {:<70} {:<20} runs {:>3}  {:>3}/{:<3} pairs  tau {:+.2f}\n", r.source,
                          r.metric, r.runs, r.concordant, r.pairs, r.kendall_tau());
     }
+  }
+  if (!report.scaling.empty()) {
+    out +=
+        "\nscaling along each series (throughput per GPU against its run with the fewest GPUs; "
+        "error > 0 = the model holds it better than measured):\n";
+    for (const ScalingPoint& p : report.scaling) {
+      out +=
+          fmt::format("  {:<60} {:>5} -> {:<5} measured {:>6} predicted {:>6}  {:>+6.1f}%\n", p.id,
+                      p.baseline_gpus, p.gpus,
+                      p.measured_efficiency ? fmt::format("{:.3f}", *p.measured_efficiency) : "-",
+                      p.predicted_efficiency ? fmt::format("{:.3f}", *p.predicted_efficiency) : "-",
+                      100 * p.error);
+    }
+    const CaseSummary s = summarize_cases(scaling_errors(report.scaling));
+    out += fmt::format("  {:<70} points {:>4}  median {:>6.1f}%  p90 {:>6.1f}%  bias {:>+6.1f}%\n",
+                       "overall", s.cases, 100 * s.median_abs_error, 100 * s.p90_abs_error,
+                       100 * s.median_signed_error);
   }
   if (!report.anchors.empty()) {
     out += "\nanchors (fitted, not scored): sustained efficiency per group\n";

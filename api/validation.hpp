@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/scaling_series.hpp"
 #include "calibration/cases.hpp"
 
 namespace fabricsim::api {
@@ -50,7 +51,8 @@ struct AnchorFit {
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<SkippedCase> skipped;
-  std::vector<AnchorFit> anchors;  ///< empty unless anchored
+  std::vector<AnchorFit> anchors;     ///< empty unless anchored
+  std::vector<ScalingPoint> scaling;  ///< throughput per GPU along each series of runs
 };
 
 struct ValidationOptions {
@@ -91,6 +93,13 @@ struct CaseError {
   double error = 0;
 };
 std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows);
+
+/// A row's error with > 0 optimistic for every metric (a step time's inverted).
+double optimism(const ValidationRow& row);
+/// The primary row of each training case that has one, in the rows' order.
+std::vector<const ValidationRow*> primary_rows(const std::vector<ValidationRow>& rows);
+/// The group `--anchor` fits one efficiency to: source | system | framework version | precision.
+std::string anchor_group(const calibration::Case& c);
 
 struct CaseSummary {
   int cases = 0;
