@@ -837,6 +837,20 @@ struct LayerEmitter {
       b.memory(name, 2.0 * kActivationBytes * tokens * h);
     };
     const bool local_sort = s.ep > 1 && local_experts > 1 && !flex;
+    // A quantized grouped GEMM wants every expert's rows in whole scaling blocks: Megatron-Core
+    // pads each expert's tokens with Transformer Engine's Fp8Padding before FC1 and unpads FC2's
+    // output (experts.py, core_v0.15.0-v0.18.0; fp8_padding.py, v2.9: 32 rows under MXFP8, 16
+    // otherwise; nothing when every count already fits, as capacity-padded buffers may), one fused
+    // row-copy kernel each that reads and writes every routed token's hidden state, and their
+    // backward the reverse copies. Random routing (the benchmarks' forced balance) leaves the
+    // counts unaligned. Hybrid-EP's dispatch pads the counts itself (token_dispatcher.py,
+    // core_v0.16.0: pad_multiple), so its experts copy nothing.
+    const double align = linear == Precision::mxfp8 ? 32.0 : 16.0;
+    const bool row_padding = quantized && dispatcher != MoeDispatcher::hybridep &&
+                             (!static_shapes || std::fmod(per_expert, align) != 0);
+    auto rows_copy = [&](const char* name) {
+      if (row_padding) b.memory(name, 2.0 * kActivationBytes * routed * h);
+    };
     // GPT-OSS's clamped GLU: Megatron-Core (core_v0.15.0 fused_bias_geglu.py,
     // weighted_bias_quick_geglu_impl) clamps the gate and linear halves and concatenates them in
     // PyTorch before its compiled activation kernel: two clamps (each reads and writes half the
@@ -897,6 +911,7 @@ struct LayerEmitter {
       if (software.moe_host_sync && !sync_free) b.host_sync();
       ep_comm(false, fp8_dispatch);
       sort_chunks("permute_local");
+      rows_copy("expert_row_pad");
       quantize_experts(b, TensorRole::activation, routed * h, local_experts);
       b.grouped_gemm("expert_fc1", lin(), per_expert, gate * e.expert_ffn, h, local_experts);
       if (!software.fused_moe_mlp) {
@@ -905,6 +920,7 @@ struct LayerEmitter {
       }
       b.grouped_gemm("expert_fc2", lin(), per_expert, h, e.expert_ffn, local_experts);
       expert_bias("expert_bias");
+      rows_copy("expert_row_unpad");
       sort_chunks("unpermute_local");
       ep_comm(true, false);
       b.kernels(kUnpermuteKernels);
@@ -918,6 +934,7 @@ struct LayerEmitter {
     permutation("unpermute_bwd", Tr * e.top_k);
     ep_comm(false, false);
     sort_chunks("unpermute_local_bwd");
+    rows_copy("expert_row_unpad_bwd");
     expert_bias("expert_bias_bwd");
     quantize_experts(b, TensorRole::gradient, routed * h, local_experts);
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
@@ -934,6 +951,7 @@ struct LayerEmitter {
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
+    rows_copy("expert_row_pad_bwd");
     sort_chunks("permute_local_bwd");
     ep_comm(true, false);
     routing([&] {

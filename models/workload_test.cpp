@@ -557,6 +557,54 @@ TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and bac
   CHECK(flex_ops == 2 * 48);  // a dispatch and a combine per MoE layer
 }
 
+TEST_CASE("quantized experts pad and unpad their rows around the grouped GEMMs",
+          "[workload][moe]") {
+  // Qwen3-30B-A3B on EP 8 in FP8: 4096 tokens x top-8 routed per micro-batch, 2048 hidden.
+  Case c = make_case("qwen3-30b-a3b", 1, 1, 8, 64);
+  c.plan.ep = 8;
+  c.training.precision = Precision::fp8;
+  validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
+  const ComputeProfile profile = default_compute_profile(h100());
+  auto copies = [&](const Workload& w, bool backward) {
+    std::vector<double> seconds;
+    const ChunkWork& chunk = w.stages[0].chunks[0];
+    for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
+      if (std::string_view(op.name).starts_with("expert_row_"))
+        seconds.push_back(gpu_work(op, profile));
+    }
+    return seconds;
+  };
+  // A read and a write of every routed token's bf16 hidden state, plus the kernel gap.
+  const double one =
+      memory_seconds(h100(), profile, 2.0 * 2.0 * 4096 * 8 * 2048) + profile.kernel_gap.s();
+  const Workload w = build(c);
+  for (bool backward : {false, true}) {
+    INFO(backward);
+    const std::vector<double> s = copies(w, backward);
+    REQUIRE(s.size() == 2 * 48);  // a pad and an unpad per MoE layer
+    for (double t : s)
+      CHECK(t == Approx(one).epsilon(1e-6));
+  }
+  // BF16 experts need no scaling blocks; Hybrid-EP's dispatch pads the counts itself.
+  Case bf16 = c;
+  bf16.training.precision = Precision::bf16;
+  CHECK(copies(build(bf16), false).empty());
+  LoweringOptions hybrid;
+  hybrid.software.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK(
+      copies(build_workload(c.model, c.plan, c.training, h100(), profile, hybrid), false).empty());
+  // Buffers padded to a capacity that fills whole blocks (4096 x 8 / 128 = 256 rows per expert)
+  // are aligned already; DeepEP's received counts are not.
+  Case padded = c;
+  padded.model.moe->capacity_factor = 1.0;
+  CHECK(copies(build(padded), false).empty());
+  LoweringOptions deepep;
+  deepep.software.moe_dispatcher = MoeDispatcher::deepep;
+  CHECK(
+      copies(build_workload(c.model, c.plan, c.training, h100(), profile, deepep), false).size() ==
+      2 * 48);
+}
+
 TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the grouped GEMMs",
           "[workload][moe]") {
   // gpt-oss-120b on EP 8: 16 local experts; 4096 tokens x top-4 routed per micro-batch, hidden
