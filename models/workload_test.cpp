@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <string_view>
 #include <tuple>
 
@@ -71,6 +72,24 @@ std::function<bool(const WorkOp&)> named(std::string_view name) {
 /// the host.
 double gpu_work(const WorkOp& op, const ComputeProfile& profile) {
   return (op.duration - op.overhead).s() + profile.kernel_gap.s();
+}
+
+/// GPU work of the first chunk's ops whose names start with one of `prefixes`, in order.
+std::vector<double> work_of(const Workload& w, bool backward,
+                            std::initializer_list<std::string_view> prefixes,
+                            const ComputeProfile& profile) {
+  std::vector<double> seconds;
+  const ChunkWork& chunk = w.stages[0].chunks[0];
+  for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
+    const std::string_view name = op.name;
+    for (std::string_view prefix : prefixes) {
+      if (name.starts_with(prefix)) {
+        seconds.push_back(gpu_work(op, profile));
+        break;
+      }
+    }
+  }
+  return seconds;
 }
 
 const WorkOp& find_op(const PassProgram& p, std::string_view name) {
@@ -511,14 +530,7 @@ TEST_CASE("the alltoall dispatcher sorts received tokens by local expert and bac
   validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
   const ComputeProfile profile = default_compute_profile(h100());
   auto sorts = [&](const Workload& w, bool backward) {
-    std::vector<double> seconds;
-    const ChunkWork& chunk = w.stages[0].chunks[0];
-    for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
-      const std::string_view name = op.name;
-      if (name.starts_with("permute_local") || name.starts_with("unpermute_local"))
-        seconds.push_back(gpu_work(op, profile));
-    }
-    return seconds;
+    return work_of(w, backward, {"permute_local", "unpermute_local"}, profile);
   };
   const Workload w = build(c);
   // One read and one write of every routed token (bf16) per sort, plus the kernel gap.
@@ -566,13 +578,7 @@ TEST_CASE("quantized experts pad and unpad their rows around the grouped GEMMs",
   validate_plan(c.plan, c.training, c.model, c.plan.gpus(), "test", "/parallelism");
   const ComputeProfile profile = default_compute_profile(h100());
   auto copies = [&](const Workload& w, bool backward) {
-    std::vector<double> seconds;
-    const ChunkWork& chunk = w.stages[0].chunks[0];
-    for (const WorkOp& op : (backward ? chunk.backward : chunk.forward).ops) {
-      if (std::string_view(op.name).starts_with("expert_row_"))
-        seconds.push_back(gpu_work(op, profile));
-    }
-    return seconds;
+    return work_of(w, backward, {"expert_row_"}, profile);
   };
   // A read and a write of every routed token's bf16 hidden state, plus the kernel gap.
   const double one =
