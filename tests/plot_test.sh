@@ -41,6 +41,17 @@ grep -q "no axis /no/such" "$dir/err" || { cat "$dir/err"; exit 1; }
 # The CLI verb runs the same script.
 "$fabricsim" plot compare "$dir/compare.json" -o "$dir/verb" --python "$python"
 [ -s "$dir/verb.png" ] && [ -s "$dir/verb.svg" ] || { echo "FAIL: fabricsim plot"; exit 1; }
+# Validation's scaling points, from the H100 MPT table kept in the tree; a report without them
+# (the embedded run's) is refused.
+repo=$(cd "$(dirname "$plot")/../.." && pwd)
+"$fabricsim" validate --cases "$repo/calibration/data/holdout/llm-foundry-h100.json" --json \
+  --set /simulation/backend=analytical > "$dir/validate.json"
+"$python" "$plot" validate "$dir/validate.json" -o "$dir/validate"
+[ -s "$dir/validate.png" ] && [ -s "$dir/validate.svg" ] || { echo "FAIL: validate plot"; exit 1; }
+if "$python" "$plot" validate "$dir/run.json" -o "$dir/wrong" 2> "$dir/err"; then
+  echo "FAIL: a run report was drawn as validation"; exit 1
+fi
+grep -q "not a fabricsim validate output" "$dir/err" || { cat "$dir/err"; exit 1; }
 # A run report is not a plan search: a clear message and exit 2.
 if "$python" "$plot" plan "$dir/run.json" -o "$dir/wrong" 2> "$dir/err"; then
   echo "FAIL: a run report was drawn as a plan search"; exit 1

@@ -20,12 +20,14 @@ class PlotCommand final : public Command {
   void add_to(CLI::App& app) override {
     app_ = app.add_subcommand(
         "plot",
-        "Draw a JSON output of scale, run, plan, compare or sweep as PNG and SVG (matplotlib)");
+        "Draw a JSON output of scale, run, plan, compare, sweep or validate as PNG and SVG "
+        "(matplotlib)");
     app_->add_option("kind", kind_,
-                     "scale, breakdown (run --json), plan, compare, sweep (sweep -o DIR) or links "
-                     "(run --link-trace)")
+                     "scale, breakdown (run --json), plan, compare, sweep (sweep -o DIR), links "
+                     "(run --link-trace) or validate (its scaling points)")
         ->required()
-        ->check(CLI::IsMember({"scale", "breakdown", "plan", "compare", "sweep", "links"}));
+        ->check(
+            CLI::IsMember({"scale", "breakdown", "plan", "compare", "sweep", "links", "validate"}));
     app_->add_option("input", input_,
                      "The command's --json (or scale --jsonl) output; for sweep its folder or "
                      "results.jsonl")

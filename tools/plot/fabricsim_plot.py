@@ -9,6 +9,9 @@
                       [--x POINTER] [--y POINTER] [--metric KEY]
     fabricsim_plot.py links     LINKS.json              -o PREFIX   link utilisation over time
                                                                     (run --link-trace)
+    fabricsim_plot.py validate  VALIDATE.json           -o PREFIX   throughput per GPU along each
+                                                                    series of runs, predicted
+                                                                    against measured
 
 Each writes PREFIX.png and PREFIX.svg. The inputs are the --json (or scale --jsonl) outputs of the
 fabricsim commands of the same names (docs/formats.md). Exits 77 when matplotlib is missing.
@@ -211,9 +214,49 @@ def plot_links(doc, prefix):
     save(fig, prefix)
 
 
+def plot_validate(doc, prefix):
+    points = [p for p in doc["scaling"] if p["measured_efficiency"] is not None]
+    if not points:
+        raise ValueError("no scaling points with efficiencies")
+    series = list(dict.fromkeys(p["series"] for p in points))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for s in series:
+        pts = sorted((p for p in points if p["series"] == s), key=lambda p: p["gpus"])
+        parts = s.split(" | ")
+        name = f"{parts[4] if len(parts) > 4 else s} from {pts[0]['baseline_gpus']}"
+        left.scatter([p["measured_efficiency"] for p in pts],
+                     [p["predicted_efficiency"] for p in pts], s=18, label=name)
+        right.plot([p["gpus"] for p in pts], [100 * p["error"] for p in pts], marker="o", ms=3,
+                   label=name)
+    lo = min(min(p["measured_efficiency"], p["predicted_efficiency"]) for p in points) - 0.02
+    hi = max(max(p["measured_efficiency"], p["predicted_efficiency"]) for p in points) + 0.02
+    left.plot([lo, hi], [lo, hi], color="black", lw=0.8)
+    left.fill_between([lo, hi], [lo * 0.95, hi * 0.95], [lo * 1.05, hi * 1.05], color="grey",
+                      alpha=0.15, lw=0)
+    left.set_xlim(lo, hi)
+    left.set_ylim(lo, hi)
+    left.set_xlabel("measured throughput per GPU / the series' fewest-GPU run")
+    left.set_ylabel("predicted")
+    left.set_title("along each series (band: within 5%)")
+    right.axhline(0, color="black", lw=0.8)
+    right.set_xscale("log", base=2)
+    right.set_xlabel("GPUs")
+    right.set_ylabel("error of the predicted change (%), > 0 optimistic")
+    summary = doc.get("summary", {}).get("scaling", {})
+    if summary:
+        right.set_title(f"{summary['points']} points, median |error| "
+                        f"{100 * summary['median_abs_error']:.1f}%, "
+                        f"p90 {100 * summary['p90_abs_error']:.1f}%")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    right.legend(fontsize=7, ncol=2)
+    save(fig, prefix)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kind", choices=["scale", "breakdown", "plan", "compare", "sweep", "links"])
+    parser.add_argument("kind", choices=["scale", "breakdown", "plan", "compare", "sweep", "links",
+                                         "validate"])
     parser.add_argument("input", help="fabricsim --json (or scale --jsonl) output")
     parser.add_argument("-o", "--output", required=True, help="output prefix (.png and .svg)")
     parser.add_argument("--x", help="sweep: the axis (JSON pointer) across (default: the first)")
@@ -222,7 +265,7 @@ def main():
                         help="sweep: the metrics key coloured (default tokens_per_s_per_gpu)")
     args = parser.parse_args()
     plotters = {"scale": plot_scale, "breakdown": plot_breakdown, "plan": plot_plan,
-                "compare": plot_compare, "links": plot_links}
+                "compare": plot_compare, "links": plot_links, "validate": plot_validate}
     try:
         if args.kind == "sweep":
             plot_sweep(load_sweep(args.input), args.output, args.x, args.y, args.metric)
