@@ -19,7 +19,7 @@ struct ValidationRow;
 struct ScalingPoint {
   std::string id;
   std::string baseline;  ///< the series' run with the fewest GPUs
-  std::string series;    ///< group | model | sequence length | task
+  std::string series;    ///< group | model | sequence length | task | metric
   std::string metric;    ///< the primary metric both runs were compared on
   int gpus = 0;
   int baseline_gpus = 0;
