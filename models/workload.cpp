@@ -866,11 +866,22 @@ struct LayerEmitter {
     // expert and computes t + bias x prob expert by expert, then concatenates: per expert a
     // multiply (writes the weighted bias) and an add (reads two, writes one), and the cat (reads
     // and writes every token). Backward: the multiply's two gradients (a product and a
-    // reduction each) per expert and the split's cat of the gradients.
+    // reduction each) per expert and the split's cat of the gradients. The flex dispatchers
+    // hand the experts FP32 probabilities (DeepEP and Hybrid-EP take no other,
+    // token_dispatcher.py core_v0.16.0), so bias x prob, the sum and the cat are FP32 and the
+    // result is cast back to bf16: 28 bytes per routed element forward (12 in bf16), and
+    // backward the gradient's cast up, each expert's cast back and FP32 products and
+    // reductions: 40 bytes (16 in bf16), one more kernel per expert.
+    // The fused grouped MLP scales FC2's bias by the probabilities inside its ops (experts.py
+    // core_v0.18.0 _fused_forward, TE GroupedLinear scale_bias): no loop.
+    const bool fp32_probs = flex;
     auto expert_bias = [&](const char* name) {
-      if (!e.expert_bias) return;
-      b.kernels(backward ? 4 * local_experts + 1 : 2 * local_experts + 1);
-      b.memory(name, (backward ? 8.0 : 6.0) * kActivationBytes * routed * h);
+      if (!e.expert_bias || software.fused_moe_mlp) return;
+      const int per_expert_kernels = backward ? (fp32_probs ? 5 : 4) : 2;
+      b.kernels(per_expert_kernels * local_experts + (fp32_probs ? 2 : 1));
+      const double bytes =
+          fp32_probs ? (backward ? 40.0 : 28.0) : (backward ? 8.0 : 6.0) * kActivationBytes;
+      b.memory(name, bytes * routed * h);
     };
     // The experts' activation (and GPT-OSS's clamps) over FC1's output, forward or rerun.
     auto expert_activation = [&](const char* clamp, const char* name) {

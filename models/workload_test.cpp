@@ -655,6 +655,26 @@ TEST_CASE("GPT-OSS's clamped GLU and expert biases run as PyTorch ops beside the
     CHECK(slow_op.overhead.s() > e.kernels - 0.5);
     CHECK(slow_op.overhead.s() < e.kernels + 0.01);
   }
+  // Through a flex dispatcher the probabilities are FP32, so is the bias arithmetic: 28 bytes per
+  // element forward (a bf16 read and an FP32 write for the product, FP32 sum and cat, the cast
+  // back), 40 backward, one more kernel per expert backward and one more cast each way.
+  LoweringOptions hybrid;
+  hybrid.software.moe_dispatcher = MoeDispatcher::hybridep;
+  const Workload h = build_workload(c.model, c.plan, c.training, h100(), profile, hybrid);
+  for (const Expected& e : {Expected{"expert_bias", false, 28.0, 2 * 16 + 2},
+                            Expected{"expert_bias_bwd", true, 40.0, 5 * 16 + 2}}) {
+    INFO(e.name);
+    const PassProgram& pass =
+        e.backward ? h.stages[0].chunks[0].backward : h.stages[0].chunks[0].forward;
+    CHECK(gpu_work(find_op(pass, e.name), profile) ==
+          Approx(bf16_traffic(e.bytes * routed * width)).epsilon(1e-6));
+  }
+  // The fused grouped MLP applies the biases inside its ops: no loop.
+  LoweringOptions fused = hybrid;
+  fused.software.fused_moe_mlp = true;
+  const Workload f = build_workload(c.model, c.plan, c.training, h100(), profile, fused);
+  for (const char* name : {"expert_bias", "act_clamp"})
+    CHECK(count_ops(f.stages[0].chunks[0].forward, named(name)) == 0);
   // A SwiGLU model without expert biases (Qwen3) has none of them.
   const Workload q = build(make_case("qwen3-30b-a3b", 1, 1, 8, 64));
   for (const char* name : {"act_clamp", "expert_bias"}) {
