@@ -1,8 +1,22 @@
 #include "models/software_stack.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace fabricsim::models {
+
+namespace {
+
+/// The one of `values` that to_string names `name`, or nullopt.
+template <typename E>
+std::optional<E> named(std::string_view name, std::initializer_list<E> values) {
+  for (const E v : values) {
+    if (name == to_string(v)) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 const char* to_string(AttentionKernel k) {
   switch (k) {
@@ -33,10 +47,7 @@ const char* to_string(CudaGraphs g) {
 }
 
 std::optional<CudaGraphs> cuda_graphs_from(std::string_view name) {
-  for (const CudaGraphs g : {CudaGraphs::none, CudaGraphs::attention, CudaGraphs::full}) {
-    if (name == to_string(g)) return g;
-  }
-  return std::nullopt;
+  return named(name, {CudaGraphs::none, CudaGraphs::attention, CudaGraphs::full});
 }
 
 const char* to_string(MoeDispatcher d) {
@@ -52,11 +63,7 @@ const char* to_string(MoeDispatcher d) {
 }
 
 std::optional<MoeDispatcher> moe_dispatcher_from(std::string_view name) {
-  for (const MoeDispatcher d :
-       {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
-    if (name == to_string(d)) return d;
-  }
-  return std::nullopt;
+  return named(name, {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep});
 }
 
 const char* to_string(FsdpImpl f) {
@@ -86,11 +93,7 @@ const char* to_string(LossKernel k) {
 }
 
 std::optional<LossKernel> loss_kernel_from(std::string_view name) {
-  for (const LossKernel k :
-       {LossKernel::fp32_upcast, LossKernel::megatron_fused, LossKernel::fused}) {
-    if (name == to_string(k)) return k;
-  }
-  return std::nullopt;
+  return named(name, {LossKernel::fp32_upcast, LossKernel::megatron_fused, LossKernel::fused});
 }
 
 double loss_bytes_per_logit(LossKernel k, bool backward) {

@@ -874,13 +874,12 @@ struct LayerEmitter {
     // reductions: 40 bytes (16 in bf16), one more kernel per expert.
     // The fused grouped MLP scales FC2's bias by the probabilities inside its ops (experts.py
     // core_v0.18.0 _fused_forward, TE GroupedLinear scale_bias): no loop.
-    const bool fp32_probs = flex;
     auto expert_bias = [&](const char* name) {
       if (!e.expert_bias || software.fused_moe_mlp) return;
-      const int per_expert_kernels = backward ? (fp32_probs ? 5 : 4) : 2;
-      b.kernels(per_expert_kernels * local_experts + (fp32_probs ? 2 : 1));
+      const int per_expert_kernels = backward ? (flex ? 5 : 4) : 2;
+      b.kernels(per_expert_kernels * local_experts + (flex ? 2 : 1));
       const double bytes =
-          fp32_probs ? (backward ? 40.0 : 28.0) : (backward ? 8.0 : 6.0) * kActivationBytes;
+          flex ? (backward ? 40.0 : 28.0) : (backward ? 8.0 : 6.0) * kActivationBytes;
       b.memory(name, bytes * routed * h);
     };
     // The experts' activation (and GPT-OSS's clamps) over FC1's output, forward or rerun.
