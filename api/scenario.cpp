@@ -159,6 +159,8 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
       sc.lowering.software.eager_elementwise = *choice.eager_elementwise;
     if (choice.fused_moe_mlp) sc.lowering.software.fused_moe_mlp = *choice.fused_moe_mlp;
     if (choice.moe_a2a_overlap) sc.lowering.software.moe_a2a_overlap = *choice.moe_a2a_overlap;
+    if (choice.moe_a2a_overlap_scope)
+      sc.lowering.software.moe_a2a_overlap_scope = *choice.moe_a2a_overlap_scope;
     if (choice.fp8_attention) sc.lowering.software.fp8_attention = *choice.fp8_attention;
     if (choice.fp8_params) sc.lowering.software.fp8_params = *choice.fp8_params;
     if (choice.optimizer_state_bytes)
@@ -259,6 +261,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"eager_elementwise", stack.eager_elementwise},
           {"fused_moe_mlp", stack.fused_moe_mlp},
           {"moe_a2a_overlap", stack.moe_a2a_overlap},
+          {"moe_a2a_overlap_scope", models::to_string(stack.moe_a2a_overlap_scope)},
           {"fp8_attention", stack.fp8_attention},
           {"fp8_params", stack.fp8_params},
           {"optimizer_state", models::optimizer_state_name(stack.optimizer_state_bytes)},

@@ -748,6 +748,22 @@ constexpr Setting kSettings[] = {
         "expert-parallel all-to-alls overlap compute (Megatron-Core's "
         "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
         "the next one, slowing it while it holds SMs"),
+    row({.pointer = "/software/moe_a2a_overlap_scope",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "the preset's",
+         .meaning = "what overlapped all-to-alls hide behind: `modules` (Megatron-Core's combined "
+                    "1F1B: each beside the MoE block's compute up to the next one) or `chunk` "
+                    "(DeepSeek's DualPipe: a pass's all-to-alls one after another on their own "
+                    "stream beside the pass's whole compute, the pass ending when both are "
+                    "done); no effect without moe_a2a_overlap",
+         .choices = "modules|chunk"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.software.moe_a2a_overlap_scope = models::a2a_overlap_scope_from(v.as_string());
+         },
+         [](const Scenario& s) -> json {
+           return models::to_string(s.lowering.software.moe_a2a_overlap_scope);
+         }}),
     software_flag<&SoftwareChoice::fp8_attention, &models::SoftwareStack::fp8_attention>(
         "/software/fp8_attention",
         "attention runs in FP8 in the layers the precision recipe quantizes "

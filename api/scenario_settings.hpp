@@ -27,10 +27,11 @@ struct SoftwareChoice {
   std::optional<models::MoeDispatcher> moe_dispatcher;    ///< moe_dispatcher, over the preset's
   std::optional<models::GroupedGemmKernel> grouped_gemm;  ///< grouped_gemm, over the preset's
   std::optional<models::CudaGraphs> cuda_graphs;          ///< cuda_graphs, over the preset's
-  std::optional<bool> graph_moe_router;         ///< cuda_graph_moe_router, over the preset's
-  std::optional<bool> eager_elementwise;        ///< eager_elementwise, over the preset's
-  std::optional<bool> fused_moe_mlp;            ///< fused_moe_mlp, over the preset's
-  std::optional<bool> moe_a2a_overlap;          ///< moe_a2a_overlap, over the preset's
+  std::optional<bool> graph_moe_router;   ///< cuda_graph_moe_router, over the preset's
+  std::optional<bool> eager_elementwise;  ///< eager_elementwise, over the preset's
+  std::optional<bool> fused_moe_mlp;      ///< fused_moe_mlp, over the preset's
+  std::optional<bool> moe_a2a_overlap;    ///< moe_a2a_overlap, over the preset's
+  std::optional<models::A2aOverlapScope> moe_a2a_overlap_scope;  ///< over the preset's
   std::optional<bool> fp8_attention;            ///< fp8_attention, over the preset's
   std::optional<bool> fp8_params;               ///< fp8_params, over the preset's
   std::optional<double> optimizer_state_bytes;  ///< optimizer_state, over the preset's

@@ -131,6 +131,8 @@ TEST_CASE("every default the settings table states in words is what the reader a
     CHECK(at("/software/grouped_gemm") == std::string(models::to_string(preset.grouped_gemm)));
     CHECK(at("/software/moe_dispatcher") == std::string(models::to_string(preset.moe_dispatcher)));
     CHECK(at("/software/loss_kernel") == std::string(models::to_string(preset.loss)));
+    CHECK(at("/software/moe_a2a_overlap_scope") ==
+          std::string(models::to_string(preset.moe_a2a_overlap_scope)));
   }
   // "preset" under /system: the system preset's own spec at that GPU count, and "the whole
   // domain" for the NVLink segment.
@@ -193,4 +195,24 @@ TEST_CASE("the loss kernel setting overrides the preset's and rejects other name
   CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "loss.json").root()),
                     Catch::Contains("loss.json: /software/loss_kernel: expected one of "
                                     "fp32_upcast, megatron_fused, fused"));
+}
+
+TEST_CASE("the all-to-all overlap scope overrides the preset's and rejects other names",
+          "[settings][bad-input]") {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h800", "gpus": 16},
+    "model": {"preset": "mixtral-8x7b"},
+    "parallelism": {"ep": 8},
+    "training": {"global_batch": 64},
+    "software": {"framework": "hai-llm", "moe_a2a_overlap_scope": "modules"}
+  })");
+  // DeepSeek's stack overlaps over the whole chunk (DualPipe); the setting takes it back.
+  CHECK(models::find_software("hai-llm")->moe_a2a_overlap_scope == models::A2aOverlapScope::chunk);
+  const Scenario s = read_scenario(sim::JsonDocument(doc, "scope.json").root());
+  CHECK(s.lowering.software.moe_a2a_overlap);
+  CHECK(s.lowering.software.moe_a2a_overlap_scope == models::A2aOverlapScope::modules);
+  doc["software"]["moe_a2a_overlap_scope"] = "layer";
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "scope.json").root()),
+                    Catch::Contains("scope.json: /software/moe_a2a_overlap_scope: expected one of "
+                                    "modules, chunk"));
 }

@@ -42,7 +42,10 @@ KernelClass classify_kernel(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (contains(lower, {"nccl"})) return KernelClass::communication;
+  // NCCL's kernels, and DeepEP's expert-parallel dispatch and combine (deep_ep::intranode,
+  // ::internode, ::internode_ll; dpsk::ep:: in DeepSeek's own profiles), which move tokens
+  // over NVLink and RDMA from their own SMs.
+  if (contains(lower, {"nccl", "deep_ep::", "dpsk::ep::"})) return KernelClass::communication;
   if (contains(lower, {"flash", "fmha", "sdpa", "attention", "attn"}))
     return KernelClass::attention;
   if (contains(lower, {"gemm", "nvjet", "xmma", "conv", "winograd", "cutlass", "cublas", "wgrad",

@@ -19,6 +19,19 @@ KinetoTrace parse(const char* text) {
 TEST_CASE("kernel classes from kernel names", "[trace]") {
   CHECK(classify_kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*)") ==
         KernelClass::communication);
+  // DeepEP's kernels, as its public build and DeepSeek's own profiles name them.
+  CHECK(classify_kernel("void deep_ep::internode::dispatch<false, 8, false, 24>(int4*, float*)") ==
+        KernelClass::communication);
+  CHECK(classify_kernel("void deep_ep::internode_ll::combine<7168>(void*, void*)") ==
+        KernelClass::communication);
+  CHECK(classify_kernel("void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, "
+                        "24>(int4*, float*, bool const*)") == KernelClass::communication);
+  CHECK(classify_kernel("void dpsk::ep::internode::cached_notify<false>(int, int, int)") ==
+        KernelClass::communication);
+  // DeepGEMM's grouped GEMMs are GEMMs, though "grouped" and "ep" appear in other kernels.
+  CHECK(classify_kernel("void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_"
+                        "ptp128c::GemmKernel>(dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c)") ==
+        KernelClass::gemm);
   CHECK(classify_kernel("void flash_fwd_kernel<Flash_fwd_kernel_traits<128>>") ==
         KernelClass::attention);
   CHECK(classify_kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop") ==

@@ -39,6 +39,18 @@ const char* to_string(MoeDispatcher d);
 /// The dispatcher named by to_string, or nullopt.
 std::optional<MoeDispatcher> moe_dispatcher_from(std::string_view name);
 
+/// What an overlapped expert-parallel all-to-all hides behind (SoftwareStack::moe_a2a_overlap).
+enum class A2aOverlapScope : uint8_t {
+  /// Megatron-Core's combined 1F1B: each all-to-all beside the sub-module up to the next one.
+  modules,
+  /// DeepSeek's DualPipe: the all-to-alls of a pass run one after another on their own stream
+  /// beside the pass's whole compute, which needs none of them to finish before the pass ends.
+  chunk,
+};
+const char* to_string(A2aOverlapScope s);
+/// The scope named by to_string, or nullopt.
+std::optional<A2aOverlapScope> a2a_overlap_scope_from(std::string_view name);
+
 /// How the experts' GEMMs of an MoE layer run (models/grouped_gemm).
 enum class GroupedGemmKernel : uint8_t {
   /// One kernel over every expert (CUTLASS or cuBLASLt grouped GEMM, DeepGEMM): the experts'
@@ -121,6 +133,9 @@ struct SoftwareStack {
   /// other's compute): modelled as each all-to-all running beside the block's compute up to the
   /// next one, which it slows while it holds SMs.
   bool moe_a2a_overlap = false;
+  /// How far the overlapped all-to-alls reach: Megatron-Core's sub-module pairing, or the whole
+  /// chunk's compute as DeepSeek's DualPipe overlaps a forward and a backward chunk.
+  A2aOverlapScope moe_a2a_overlap_scope = A2aOverlapScope::modules;
   /// Attention in FP8 in quantized layers (Transformer Engine's fp8_dpa, Megatron-Bridge's
   /// fp8_dot_product_attention): cuDNN's FP8 (MXFP8 on Blackwell) fused attention, its inputs
   /// cast to FP8 before it and its output back after it.

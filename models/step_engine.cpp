@@ -37,6 +37,27 @@ void Engine::start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
   });
 }
 
+void Engine::start_slot(RankRun& r, const WorkOp& op) {
+  const size_t slot = static_cast<size_t>(op.slot);
+  const Time start = sim.now();
+  collective(r, op, [this, &r, slot, start, kind = op.group, cop = op.op] {
+    record_comm(r, kind, cop, start, sim.now());
+    Slot& s = r.pass.slots[slot];
+    s.done = true;
+    s.end = sim.now();
+    if (s.chained >= 0) {
+      const WorkOp& next = r.pass.program->ops[static_cast<size_t>(s.chained)];
+      s.chained = -1;
+      start_slot(r, next);
+    }
+    if (r.pass.waiting_slot == static_cast<int>(slot)) {
+      r.pass.waiting_slot = -1;
+      r.parts[exposed_part(r.pass.slots[slot].kind)] += sim.now() - r.pass.wait_start;
+      resume(r);
+    }
+  });
+}
+
 void Engine::collective(RankRun& r, const WorkOp& w, Callback done) {
   const GroupKind kind = w.group;
   const CollectiveOp op = w.op;
@@ -199,23 +220,22 @@ bool Engine::interpret(RankRun& r) {
         const size_t slot = static_cast<size_t>(op.slot);
         if (r.pass.slots.size() <= slot) r.pass.slots.resize(slot + 1);
         if (!flow) {
+          Time begin = r.pass.cursor;
+          if (op.after >= 0) begin = std::max(begin, r.pass.slots[op.after].end);
           const Time d = known_duration(r, op);
-          record_comm(r, op.group, op.op, r.pass.cursor, r.pass.cursor + d);
-          r.pass.slots[slot] = {true, op.group, r.pass.cursor + d};
+          record_comm(r, op.group, op.op, begin, begin + d);
+          r.pass.slots[slot] = {true, op.group, begin + d};
           ++r.pass.op;
           continue;
         }
         if (!caught_up(r)) return false;
         r.pass.slots[slot] = {false, op.group, Time::zero()};
-        start_collective(r, op, [this, &r, slot](Time) {
-          r.pass.slots[slot].done = true;
-          r.pass.slots[slot].end = sim.now();
-          if (r.pass.waiting_slot == static_cast<int>(slot)) {
-            r.pass.waiting_slot = -1;
-            r.parts[exposed_part(r.pass.slots[slot].kind)] += sim.now() - r.pass.wait_start;
-            resume(r);
-          }
-        });
+        if (op.after >= 0 && !r.pass.slots[op.after].done) {
+          r.pass.slots[op.after].chained = static_cast<int>(r.pass.op);
+        } else {
+          start_slot(r, op);
+        }
+        ++r.pass.op;
         continue;
       }
       case WorkOp::Kind::comm_wait: {

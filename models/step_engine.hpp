@@ -50,6 +50,9 @@ struct Slot {
   bool done = false;
   GroupKind kind = GroupKind::tp;
   Time end;
+  /// Flow backend: the op index of a comm_start that waits for this collective to finish
+  /// (WorkOp::after); -1: none.
+  int chained = -1;
 };
 
 /// A collective of a rank's passes and its uncontended time.
@@ -234,6 +237,9 @@ struct Engine {
   /// collective ends it is recorded and then(its start) runs.
   template <class OnEnd>
   void start_collective(RankRun& r, const WorkOp& op, OnEnd then);
+  /// Flow backend: starts the collective of comm_start `op` in its slot now; when it finishes,
+  /// starts the one chained after it and resumes a pass waiting for it.
+  void start_slot(RankRun& r, const WorkOp& op);
   /// A collective issued by `r`: in full-rank mode it starts once every member has issued it. A
   /// DeepEP dispatch/combine takes its own model's time once every member has arrived (full
   /// ranks) or at once (one rank per symmetric instance).

@@ -319,6 +319,10 @@ std::vector<GridCase> uncontended_grid() {
   overlapped.software.fused_moe_mlp = true;
   overlapped.software.grouped_gemm = GroupedGemmKernel::fused;
   add("MoE EP2, all-to-alls overlapped, fused MLP", overlapped);
+  Setup chained = mixtral(2, 1, 4, 2, 8);
+  chained.software.moe_a2a_overlap = true;
+  chained.software.moe_a2a_overlap_scope = A2aOverlapScope::chunk;
+  add("MoE EP2, all-to-alls chained beside the chunk (DualPipe)", chained);
   Setup zero3 = llama(4, 1, 1, 4, 8);
   zero3.plan.zero = 3;
   add("TP1 DP4 ZeRO-3", zero3);
@@ -669,4 +673,43 @@ TEST_CASE("DeepEP and Hybrid-EP take the MoE all-to-all model's time on both bac
   }
   // Hybrid-EP's own rates and its fixed cost per call price it apart from DeepEP.
   CHECK(exposed[1] != Approx(exposed[0]).epsilon(1e-3));
+}
+
+TEST_CASE("all-to-alls overlapped over the chunk run one after another beside its compute",
+          "[step][moe]") {
+  // Two MoE layers, EP2 in one GB200 NVL72 domain: four all-to-alls per pass; data-parallel
+  // traffic outside the passes, so that nothing but compute runs beside them.
+  auto step = [](bool overlap, A2aOverlapScope scope, double link_scale) {
+    Setup s = mixtral(2, 1, 4, 2, 8);
+    s.system = "gb200-nvl72";
+    s.plan.dp_comm_overlap = false;
+    s.plan.param_gather_overlap = false;
+    s.software.moe_a2a_overlap = overlap;
+    s.software.moe_a2a_overlap_scope = scope;
+    topologies::ClusterSpec spec = topologies::find_system(s.system)->make(s.gpus);
+    spec.nvlink->link_bandwidth = spec.nvlink->link_bandwidth * link_scale;
+    s.cluster = spec;
+    return simulate(s, with_backend(Backend::analytical));
+  };
+  for (const double scale : {1.0, 0.0005}) {
+    INFO("NVLink bandwidth x " << scale);
+    const StepResult blocking = step(false, A2aOverlapScope::chunk, scale);
+    const StepResult modules = step(true, A2aOverlapScope::modules, scale);
+    const StepResult chained = step(true, A2aOverlapScope::chunk, scale);
+    // Blocking, every all-to-all is exposed: their sum.
+    const double all_to_alls = blocking.stages[0].exposed_ep.s();
+    REQUIRE(all_to_alls > 0);
+    // Chained, they hide behind more compute than beside the next sub-module alone, but run one
+    // after another: a pass ends no sooner than its all-to-alls back to back, so at most the
+    // passes' compute hides them.
+    const double exposed = chained.stages[0].exposed_ep.s();
+    CHECK(exposed <= modules.stages[0].exposed_ep.s());
+    CHECK(exposed >= all_to_alls - chained.stages[0].compute.s());
+    CHECK(exposed <= all_to_alls);
+    if (scale < 1) {
+      // All-to-alls far slower than the compute: the chains are the passes.
+      REQUIRE(all_to_alls > 10 * chained.stages[0].compute.s());
+      CHECK(exposed == Approx(all_to_alls).epsilon(0.05));
+    }
+  }
 }

@@ -148,6 +148,17 @@ class ProgramBuilder {
     program_.ops.back().moe = moe;
     return slot;
   }
+  /// Starts a collective on the pass's chained stream: after the one chained before it, without
+  /// the compute stream waiting for it; compute ops added from the first on run slower by
+  /// `contention` while the chain holds SMs. The pass ends when the last has finished (take).
+  void chain(GroupKind group, CollectiveOp op, double bytes, double contention,
+             const WorkOp::MoeTokens* moe) {
+    if (chain_ < 0) chain_saved_contention_ = contend(contention);
+    const int slot = start(group, op, bytes);
+    program_.ops.back().after = chain_;
+    if (moe != nullptr) program_.ops.back().moe = *moe;
+    chain_ = slot;
+  }
   /// The compute stream waits for the collective started in `slot`.
   void wait(int slot) {
     WorkOp wait;
@@ -209,6 +220,11 @@ class ProgramBuilder {
     push(w);
   }
   PassProgram take() {
+    if (chain_ >= 0) {
+      contend(chain_saved_contention_);
+      wait(chain_);
+      chain_ = -1;
+    }
     host_sync();
     set_runs(program_);
     return std::move(program_);
@@ -277,6 +293,8 @@ class ProgramBuilder {
   const ComputeProfile& profile_;
   const SoftwareStack& software_;
   double contended_ = 0;
+  int chain_ = -1;  ///< the last collective started on the chained stream (chain), -1: none
+  double chain_saved_contention_ = 0;
   sim::Time host_;    ///< when the host has issued the ops so far, from the last sync
   sim::Time queued_;  ///< when the GPU finishes them, from the last sync
   int kernels_ = 1;
@@ -790,7 +808,9 @@ struct LayerEmitter {
     // a low-precision run.
     // Overlapped (moe_a2a_overlap), each all-to-all runs beside the compute up to the next one
     // (about the sub-module Megatron pairs it with), which it slows while its channels hold SMs;
-    // it is joined before the next starts, and the last by the end of the block.
+    // it is joined before the next starts, and the last by the end of the block. With the chunk
+    // scope (DualPipe) they run one after another on their own stream beside the whole pass,
+    // whose compute belongs in the real schedule to the paired chunk and so waits for none.
     const bool a2a_overlap = software.moe_a2a_overlap && s.ep > 1;
     std::optional<int> in_flight;  // the all-to-all started and not yet joined
     double outer_contention = 0;
@@ -803,6 +823,10 @@ struct LayerEmitter {
                                      fp8,
                                      combine,
                                      dispatcher == MoeDispatcher::hybridep};
+      if (a2a_overlap && software.moe_a2a_overlap_scope == A2aOverlapScope::chunk) {
+        b.chain(GroupKind::ep, CollectiveOp::alltoall, a2a, slowdown, flex ? &tokens : nullptr);
+        return;
+      }
       if (a2a_overlap) {
         if (in_flight) {
           b.wait(*in_flight);

@@ -49,6 +49,9 @@ struct WorkOp {
   /// `run_duration` in all: an interpreter without per-kernel work (no trace, no slowdown)
   /// steps over them at once. Set with the program.
   uint32_t run_end = 0;
+  /// comm_start: the collective starts only once the one in slot `after` has finished (they
+  /// run in order on one stream); -1: as soon as it is issued.
+  int32_t after = -1;
   sim::Time run_duration;
   sim::Time duration;  ///< compute duration on an otherwise idle GPU
   sim::Bytes bytes;    ///< nccl-tests "size" of the collective

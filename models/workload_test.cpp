@@ -1482,6 +1482,66 @@ TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, whi
   }
 }
 
+TEST_CASE("all-to-alls overlapped over the chunk run in order beside the whole pass",
+          "[workload][moe]") {
+  Case moe = dropless_ep8();
+  const ComputeProfile profile = default_compute_profile(h100());
+  auto chunk = [&](bool overlap, A2aOverlapScope scope) {
+    LoweringOptions o;
+    o.software.moe_a2a_overlap = overlap;
+    o.software.moe_a2a_overlap_scope = scope;
+    return build_workload(moe.model, moe.plan, moe.training, h100(), profile, o)
+        .stages[0]
+        .chunks[0];
+  };
+  const ChunkWork blocking = chunk(false, A2aOverlapScope::chunk);
+  const ChunkWork chained = chunk(true, A2aOverlapScope::chunk);
+  const ChunkWork modules = chunk(true, A2aOverlapScope::modules);
+  // The scope means nothing without the overlap.
+  CHECK(blocking.forward.compute == chunk(false, A2aOverlapScope::modules).forward.compute);
+  for (const bool backward : {false, true}) {
+    INFO((backward ? "backward" : "forward"));
+    const PassProgram& b = backward ? blocking.backward : blocking.forward;
+    const PassProgram& c = backward ? chained.backward : chained.forward;
+    const PassProgram& m = backward ? modules.backward : modules.forward;
+    const auto ep_started = [](const WorkOp& op) {
+      return op.kind == WorkOp::Kind::comm_start && op.group == GroupKind::ep;
+    };
+    REQUIRE(count_ops(c, ep_started) == 2 * moe.model.layers);
+    // Each starts after the one before it, and the compute waits for none of them until the
+    // pass's end, where it waits for the last.
+    int previous = -1;
+    for (const WorkOp& op : c.ops) {
+      if (!ep_started(op)) continue;
+      CHECK(op.after == previous);
+      previous = op.slot;
+    }
+    CHECK(count_ops(c, [](const WorkOp& op) { return op.kind == WorkOp::Kind::comm_wait; }) == 1);
+    REQUIRE(c.ops.back().kind == WorkOp::Kind::comm_wait);
+    CHECK(c.ops.back().slot == previous);
+    // Modules pairing starts each all-to-all as soon as it is issued.
+    for (const WorkOp& op : m.ops) {
+      if (ep_started(op)) CHECK(op.after == -1);
+    }
+    // From the first all-to-all on, every kernel runs beside one: the first layer's attention
+    // (before it) runs at full speed, the later layers' slower, where the modules pairing
+    // leaves attention alone.
+    const char* attention = backward ? "attn_bwd" : "attn";
+    std::vector<sim::Time> chained_attention, blocking_attention, modules_attention;
+    for (const WorkOp& op : c.ops)
+      if (std::string_view(op.name) == attention) chained_attention.push_back(op.duration);
+    for (const WorkOp& op : b.ops)
+      if (std::string_view(op.name) == attention) blocking_attention.push_back(op.duration);
+    for (const WorkOp& op : m.ops)
+      if (std::string_view(op.name) == attention) modules_attention.push_back(op.duration);
+    REQUIRE(chained_attention.size() == static_cast<size_t>(moe.model.layers));
+    CHECK(modules_attention == blocking_attention);
+    CHECK(chained_attention.back() > blocking_attention.back());
+    if (!backward) CHECK(chained_attention.front() == blocking_attention.front());
+    CHECK(c.compute > b.compute);
+  }
+}
+
 TEST_CASE("Megatron-Core's gradient buckets grow with the data-parallel ranks, NeMo 2's stay fixed",
           "[workload][buckets]") {
   // Llama 3 8B on one stage, TP1: 32 layers of 218.1M parameters (h 4096, FFN 14336, 8 KV

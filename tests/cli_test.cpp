@@ -474,6 +474,15 @@ TEST_CASE("cli: every out-of-sample MPT case on A100 80GB runs and fits", "[cli]
   }
 }
 
+TEST_CASE("cli: every out-of-sample case of other sources runs and fits", "[cli]") {
+  // calibration/data/holdout/other-sources.json: DeepSeek-V3's report, torchtitan on H200.
+  const nlohmann::json doc = validate_holdout("other-sources.json", 3);
+  for (const nlohmann::json& row : doc.at("rows")) {
+    INFO(row.at("id").get<std::string>());
+    CHECK(row.at("detail").get<std::string>().find("does not fit") == std::string::npos);
+  }
+}
+
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the
