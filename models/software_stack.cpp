@@ -632,6 +632,7 @@ std::vector<SoftwareStack> make_presets() {
     s.grouped_gemm = GroupedGemmKernel::fused;
     s.moe_a2a_overlap = true;
     s.moe_a2a_overlap_scope = A2aOverlapScope::chunk;
+    s.attention = AttentionKernel::flash3;
     s.facts = {{"expert GEMMs as one grouped FP8 kernel over the experts (contiguous layout for "
                 "training), released as DeepGEMM",
                 "deepseek-ai/DeepGEMM README (grouped GEMMs, contiguous layout, used in "
@@ -650,7 +651,13 @@ std::vector<SoftwareStack> make_presets() {
                 "deepseek-ai/DualPipe README; deepseek-ai/profile-data train.json (a DualPipe "
                 "pair of 4-layer chunks on H800, EP64: the compute stream idles 8% of the "
                 "129 ms window while DeepEP's kernels run 89% of it)"},
-               {"attention kernel and the other kernels are not stated: those of the default stack",
+               {"attention (MLA, query/key heads 192 wide, values 128) through FlashAttention-3's "
+                "Hopper kernels: the profile's forward is flash::compute_attn_ws, its backward "
+                "flash::FlashAttnBwd with CollectiveMainloopBwd, FlashAttention-3's warp-"
+                "specialised kernels",
+                "deepseek-ai/profile-data train.json (kernel names)"},
+               {"the other kernels (norms, rotary, casts) are not stated: those of the default "
+                "stack",
                 "fabricsim default (docs/models.md, software stacks)"}};
     out.push_back(s);
   }

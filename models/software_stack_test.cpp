@@ -57,6 +57,11 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   CHECK(software_for("megascale", "", "2024-02").id == "megascale");
   CHECK(software_for("hai-llm", "", "2024-12").id == "hai-llm");
   CHECK(software_for("hai-llm", "", "").moe_dispatcher == MoeDispatcher::deepep);
+  // DeepSeek-V3's stack as its report and its published profile show it: DualPipe's overlap of
+  // whole chunks, FlashAttention-3's Hopper kernels.
+  CHECK(software_for("hai-llm", "", "").moe_a2a_overlap);
+  CHECK(software_for("hai-llm", "", "").moe_a2a_overlap_scope == A2aOverlapScope::chunk);
+  CHECK(software_for("hai-llm", "", "").attention == AttentionKernel::flash3);
   CHECK(software_for("meta-internal", "", "2024-07").id == "default");
   CHECK(software_for("unknown", "", "").id == "default");
 }
