@@ -27,7 +27,6 @@ Part exposed_part(GroupKind kind) {
 
 template <class OnEnd>
 void Engine::start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
-  ++r.pass.op;
   const Time start = sim.now();
   const GroupKind kind = op.group;
   const CollectiveOp cop = op.op;
@@ -39,9 +38,7 @@ void Engine::start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
 
 void Engine::start_slot(RankRun& r, const WorkOp& op) {
   const size_t slot = static_cast<size_t>(op.slot);
-  const Time start = sim.now();
-  collective(r, op, [this, &r, slot, start, kind = op.group, cop = op.op] {
-    record_comm(r, kind, cop, start, sim.now());
+  start_collective(r, op, [this, &r, slot](Time) {
     Slot& s = r.pass.slots[slot];
     s.done = true;
     s.end = sim.now();
@@ -210,6 +207,7 @@ bool Engine::interpret(RankRun& r) {
           continue;
         }
         if (!caught_up(r)) return false;
+        ++r.pass.op;
         start_collective(r, op, [this, &r, kind = op.group](Time start) {
           r.parts[exposed_part(kind)] += sim.now() - start;
           resume(r);

@@ -233,8 +233,8 @@ struct Engine {
   bool dp_active() const { return dp_active_; }
 
   // ---- collectives and the pass interpreter (step_engine.cpp) ----
-  /// Moves the rank past comm op `op` and starts its collective at flow fidelity; when the
-  /// collective ends it is recorded and then(its start) runs.
+  /// Starts the collective of `op` at flow fidelity; when it ends it is recorded and then(its
+  /// start) runs.
   template <class OnEnd>
   void start_collective(RankRun& r, const WorkOp& op, OnEnd then);
   /// Flow backend: starts the collective of comm_start `op` in its slot now; when it finishes,

@@ -148,15 +148,13 @@ class ProgramBuilder {
     program_.ops.back().moe = moe;
     return slot;
   }
-  /// Starts a collective on the pass's chained stream: after the one chained before it, without
-  /// the compute stream waiting for it; compute ops added from the first on run slower by
-  /// `contention` while the chain holds SMs. The pass ends when the last has finished (take).
-  void chain(GroupKind group, CollectiveOp op, double bytes, double contention,
-             const WorkOp::MoeTokens* moe) {
+  /// Puts the collective just started in `slot` on the pass's chained stream: it starts after
+  /// the one chained before it and the compute stream waits for none of them; compute ops added
+  /// from the first on run slower by `contention` while the chain holds SMs. The pass ends when
+  /// the last has finished (take).
+  void chain(int slot, double contention) {
     if (chain_ < 0) chain_saved_contention_ = contend(contention);
-    const int slot = start(group, op, bytes);
     program_.ops.back().after = chain_;
-    if (moe != nullptr) program_.ops.back().moe = *moe;
     chain_ = slot;
   }
   /// The compute stream waits for the collective started in `slot`.
@@ -823,8 +821,12 @@ struct LayerEmitter {
                                      fp8,
                                      combine,
                                      dispatcher == MoeDispatcher::hybridep};
+      auto start = [&] {
+        return flex ? b.start_moe(tokens, a2a)
+                    : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a);
+      };
       if (a2a_overlap && software.moe_a2a_overlap_scope == A2aOverlapScope::chunk) {
-        b.chain(GroupKind::ep, CollectiveOp::alltoall, a2a, slowdown, flex ? &tokens : nullptr);
+        b.chain(start(), slowdown);
         return;
       }
       if (a2a_overlap) {
@@ -833,8 +835,7 @@ struct LayerEmitter {
         } else {
           outer_contention = b.contend(slowdown);
         }
-        in_flight =
-            flex ? b.start_moe(tokens, a2a) : b.start(GroupKind::ep, CollectiveOp::alltoall, a2a);
+        in_flight = start();
         return;
       }
       if (!flex) {
