@@ -26,6 +26,7 @@
 #include "models/collective_algorithms.hpp"
 #include "models/collective_model.hpp"
 #include "models/compute_model.hpp"
+#include "models/mlperf_benchmark.hpp"
 #include "models/moe_alltoall.hpp"
 #include "models/system.hpp"
 #include "sim/input_error.hpp"
@@ -375,6 +376,46 @@ nlohmann::json case_scenario_json(const calibration::Case& c, const ValidationOp
 
 namespace {
 
+/// An MLPerf Training run of a case's scenario: its benchmark and timed region in steps, or why
+/// it has none.
+struct MlperfTime {
+  const models::MlperfBenchmark* benchmark = nullptr;
+  std::optional<models::MlperfRun> run;
+  std::string failure;
+  std::string summary() const {
+    return fmt::format("MLPerf {}: {:.0f} samples to converge, {} evaluations ({:.1f} steps)",
+                       benchmark->name, run->samples, run->evaluations, run->eval_steps);
+  }
+};
+
+/// The benchmark the scenario trains and its run: evaluations cost the forward FLOPs of their
+/// sequences at the training step's executed rate.
+MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workload) {
+  MlperfTime t;
+  const int seq_len = models::sequence_length(scenario.training, scenario.model);
+  t.benchmark = models::mlperf_benchmark_for(scenario.training.task, scenario.model, seq_len);
+  if (t.benchmark == nullptr) {
+    t.failure = fmt::format(
+        "no MLPerf Training benchmark trains {} layers of width {} at {} tokens for this task "
+        "(llama2_70b_lora, llama31_8b and llama31_405b are modelled)",
+        scenario.model.layers, scenario.model.hidden, seq_len);
+    return t;
+  }
+  const double forward_per_sequence =
+      models::flops_per_token(scenario.model).total(scenario.training.causal) * seq_len;
+  const double fraction =
+      workload.executed_flops > 0 ? forward_per_sequence / workload.executed_flops : 0.0;
+  t.run = models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction);
+  if (!t.run) {
+    t.failure = fmt::format(
+        "{}'s reference convergence points stop at a global batch of {}, below "
+        "the case's {}",
+        t.benchmark->name, t.benchmark->convergence.back().global_batch,
+        scenario.training.global_batch);
+  }
+  return t;
+}
+
 /// `compute`: a run-calibrated compute profile in place of the calibration's (anchored).
 void validate_training(const calibration::Case& c, const ValidationOptions& options,
                        ValidationReport& report, const models::ComputeProfile* compute = nullptr) {
@@ -413,7 +454,16 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
                            predicted, *measured, (predicted - *measured) / *measured, detail});
   }
   if (c.measured.time_to_train_min) {
-    report.skipped.push_back({c.id, "time_to_train_min needs the benchmark's token target"});
+    const MlperfTime t = mlperf_time(scenario, r.workload);
+    if (!t.run) {
+      report.skipped.push_back({c.id, "time_to_train_min: " + t.failure});
+      return;
+    }
+    const double predicted = m.step_time_s * t.run->steps() / 60.0;
+    const double measured = *c.measured.time_to_train_min;
+    report.rows.push_back({c.id, c.source, c.system, "time_to_train_min", std::nullopt, predicted,
+                           measured, (predicted - measured) / measured,
+                           detail + ", " + t.summary()});
   }
 }
 
@@ -481,11 +531,20 @@ std::optional<models::ComputeProfile> fit_anchor(const calibration::Case& c,
                                                  const ValidationOptions& options,
                                                  ValidationReport& report, std::string& failure) {
   try {
-    const std::optional<RunMeasurement> m = anchor_measurement(c);
-    if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
+    std::optional<RunMeasurement> m = anchor_measurement(c);
     const Scenario case_scenario = training_scenario(c, options);
     const Evaluator cluster(case_scenario);
-    const Scenario scenario = prepare_case(c, cluster, case_scenario).prepared.scenario;
+    const PreparedPlan prepared = prepare_case(c, cluster, case_scenario).prepared;
+    const Scenario& scenario = prepared.scenario;
+    if (!m && c.measured.time_to_train_min) {
+      // A time to train is the step time times the run's steps, which the workload fixes.
+      const MlperfTime t = mlperf_time(scenario, prepared.workload);
+      if (!t.run) throw sim::InputError("case " + c.id, "/measured/time_to_train_min", t.failure);
+      m = RunMeasurement{RunMetric::step_time_s,
+                         *c.measured.time_to_train_min * 60 / t.run->steps(),
+                         "case " + c.id + " (time to train over its MLPerf run's steps)"};
+    }
+    if (!m) throw sim::InputError("case " + c.id, "/measured", "no metric to fit an anchor to");
     const RunFit fit = fit_sustained_efficiency(
         cluster, scenario, *m, fidelity_of(scenario.simulation.backend), "/measured");
     report.anchors.push_back({c.id, anchor_group(c), std::string(to_string(m->metric)), m->value,
@@ -597,7 +656,8 @@ namespace {
 
 const ValidationRow* primary_of(const std::vector<const ValidationRow*>& rows) {
   static const std::vector<std::string> kPrimary = {
-      "tflops_per_gpu", "hw_tflops_per_gpu", "tokens_per_s_per_gpu", "mfu", "hfu", "step_time_s"};
+      "tflops_per_gpu", "hw_tflops_per_gpu", "tokens_per_s_per_gpu", "mfu", "hfu",
+      "step_time_s",    "time_to_train_min"};
   for (const std::string& metric : kPrimary) {
     for (const ValidationRow* r : rows) {
       if (r->metric == metric) return r;
@@ -622,7 +682,8 @@ std::vector<std::vector<const ValidationRow*>> rows_by_case(
 }  // namespace
 
 double optimism(const ValidationRow& row) {
-  return row.metric == "step_time_s" ? row.measured / row.predicted - 1 : row.error;
+  const bool time = row.metric == "step_time_s" || row.metric == "time_to_train_min";
+  return time ? row.measured / row.predicted - 1 : row.error;
 }
 
 std::vector<const ValidationRow*> primary_rows(const std::vector<ValidationRow>& rows) {

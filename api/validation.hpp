@@ -84,9 +84,9 @@ ValidationReport validate_cases(const std::vector<calibration::Case>& cases,
 nlohmann::json case_scenario_json(const calibration::Case& c, const ValidationOptions& options);
 
 /// One error per case: a training case's primary metric (the first of tflops_per_gpu,
-/// hw_tflops_per_gpu, tokens_per_s_per_gpu, mfu, hfu, step_time_s it gives; step time
-/// inverted, so that > 0 means optimistic for every metric), a collective or GEMM case's median
-/// over its points. The bars of accuracy are stated on these.
+/// hw_tflops_per_gpu, tokens_per_s_per_gpu, mfu, hfu, step_time_s, time_to_train_min it gives;
+/// times inverted, so that > 0 means optimistic for every metric), a collective or GEMM case's
+/// median over its points. The bars of accuracy are stated on these.
 struct CaseError {
   std::string id;
   std::string source;
@@ -94,7 +94,7 @@ struct CaseError {
 };
 std::vector<CaseError> case_errors(const std::vector<ValidationRow>& rows);
 
-/// A row's error with > 0 optimistic for every metric (a step time's inverted).
+/// A row's error with > 0 optimistic for every metric (a step time's or time to train's inverted).
 double optimism(const ValidationRow& row);
 /// The primary row of each training case that has one, in the rows' order.
 std::vector<const ValidationRow*> primary_rows(const std::vector<ValidationRow>& rows);

@@ -324,10 +324,18 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "25.04";
     s.released = "2025-04";
     s.loss = LossKernel::fused;
+    s.fp8_params = true;
     set_nemo2_buckets(s);
     s.facts = nemo_stack_facts(
         kNemo2Buckets,
-        {{"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
+        {{"FP8 runs keep their weights in FP8 only (fp8_param_gather: the model is built under "
+          "Transformer Engine's fp8_model_init), the frozen base of a LoRA run too; MXFP8 "
+          "recipes from v2.4.0 (the 25.07 container) on",
+          "NVIDIA/NeMo nemo/collections/llm/recipes/precision/mixed_precision.py at v2.3.0 "
+          "(bf16_with_fp8_mixed, bf16_with_fp8_current_scaling_mixed: fp8_param_gather True; "
+          "bf16_with_mxfp8_mixed False) and v2.4.0 (all True); MLPerf Training v5.1 NVIDIA "
+          "llama2_70b_lora (NeMo 25.09) custom_llama.py configure_model under fp8_model_init"},
+         {"NeMo 2 performance scripts: the loss through Transformer Engine's fused "
           "cross-entropy kernel (cross_entropy_fusion_impl te), FP8 with delayed scaling "
           "unless the run names current scaling or MXFP8, gradients reduced in bf16 "
           "(grad_reduce_in_fp32 off)",

@@ -1531,8 +1531,10 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     // The quantized weights are cast once per step, on the first micro-batch (TE caches them for
     // the others, Megatron's is_first_microbatch), or by the optimizer when it gathers FP8
     // parameters: a per-step cost beside the optimizer's. About four weight tensors per layer
-    // (QKV, projection, FC1, FC2; grouped experts quantized as one).
-    if (sw_weights > 0) {
+    // (QKV, projection, FC1, FC2; grouped experts quantized as one). A LoRA run's frozen base
+    // held in FP8 alone (fp8_params: built under fp8_model_init) never changes: nothing to cast.
+    const bool frozen_fp8 = lora && options.software.fp8_params;
+    if (sw_weights > 0 && !frozen_fp8) {
       const std::vector<QuantKernel> kernels =
           recipe.quantize(TensorRole::weight, Producer::standalone, true);
       const double bytes = recipe.bytes_per_element(TensorRole::weight, Producer::standalone, true);

@@ -483,6 +483,32 @@ TEST_CASE("cli: every out-of-sample case of other sources runs and fits", "[cli]
   }
 }
 
+TEST_CASE("cli: MLPerf Training results run as times to train and step throughputs", "[cli]") {
+  // calibration/data/holdout/mlperf-training-v5.1.json, NVIDIA's own submissions (their plans
+  // stated; the partners' rows whose plans are searched take minutes): every case predicts its
+  // time to train from its benchmark's reference convergence and its throughput from the logs.
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases",
+       testing::source_file("calibration/data/holdout", "mlperf-training-v5.1.json"), "--only",
+       "mlperf-training-v5.1-NVIDIA-", "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("skipped").empty());
+  int times = 0;
+  for (const nlohmann::json& row : doc.at("rows")) {
+    if (row.at("metric") != "time_to_train_min") continue;
+    ++times;
+    INFO(row.at("id").get<std::string>());
+    CHECK_THAT(row.at("detail").get<std::string>(), Catch::Contains("samples to converge"));
+    // A run's time is longer than its training steps alone and within a factor of the
+    // published one.
+    CHECK(row.at("predicted").get<double>() > 0);
+    CHECK(std::abs(row.at("error").get<double>()) < 0.5);
+  }
+  CHECK(times == 16);
+}
+
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the

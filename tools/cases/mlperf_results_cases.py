@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""MLPerf Training LLM results as reference cases (out-of-sample holdout).
+
+Reads a git mirror of an mlcommons/training_results_vX.Y repository and writes, for every
+closed-division result of llama2_70b_lora, llama31_8b and llama31_405b on a GPU fabricsim has a
+system preset for, one training case in the format of ../shared/reference/cases (README there):
+
+- measured.time_to_train_min: the MLPerf score, the mean of the runs' run_start..run_stop times
+  with the fastest and slowest dropped (training_rules.adoc, "Scoring"), times the result's
+  scaling.json factor where it has one;
+- measured.tokens_per_s_per_gpu: global batch x 8,192 tokens / GPUs over the median of the
+  runs' logged train_step_time (the logger's per-block mean step time), where the logs have it;
+- the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
+  the submission's README names (config_*.sh: exported variables, following its `source` lines),
+  else from the one configuration whose name gives the system's nodes x GPUs and GPU type; the
+  global batch from the logs.
+
+A model's dimensions come from the dev set's record of the same model. Results on GPUs without a
+preset (AMD Instinct) or whose logs do not parse are listed on stderr and skipped. The cases are
+compared with, never fitted.
+
+    tools/cases/mlperf_results_cases.py /work/.mirror/mlcommons+training_results_v5.1/repo \
+        ../shared/reference/cases/dev-training.json --round 5.1 \
+        > calibration/data/holdout/mlperf-training-v5.1.json
+"""
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+BENCHMARKS = {
+    # benchmark: (task, dev-set template id prefix)
+    "llama2_70b_lora": ("lora", "nemo2407-lora-LLAMA2-70B-"),
+    "llama31_8b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3_8B-"),
+    "llama31_405b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3.1_405B-"),
+}
+SEQ_LEN = 8192
+# The accelerator name of a system description -> (preset, GPU token of config names). Order
+# matters: GB300 before B300, GB200 before B200.
+GPUS = [("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("B300", "dgx-b300"),
+        ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H100", "dgx-h100")]
+
+
+class Repo:
+    def __init__(self, git_dir):
+        self.git_dir = git_dir
+        out = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", "HEAD"],
+                             check=True, capture_output=True, text=True).stdout
+        self.files = out.splitlines()
+        self.commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True,
+                                     capture_output=True, text=True).stdout.strip()
+
+    def read(self, path):
+        """The file's text; "" where the mirror lists it but lacks its content."""
+        done = subprocess.run(["git", "--git-dir", self.git_dir, "show", f"HEAD:{path}"],
+                              capture_output=True, text=True, errors="replace")
+        return done.stdout if done.returncode == 0 else ""
+
+
+def mllog(text):
+    for line in text.splitlines():
+        if ":::MLLOG" in line:
+            try:
+                yield json.loads(line.split(":::MLLOG", 1)[1])
+            except json.JSONDecodeError:
+                continue
+
+
+def parse_result(text):
+    start = stop = None
+    gbs = None
+    steps = []
+    status = None
+    for e in mllog(text):
+        k = e.get("key")
+        if k == "run_start":
+            start = e["time_ms"]
+        elif k == "run_stop":
+            stop = e["time_ms"]
+            status = (e.get("metadata") or {}).get("status")
+        elif k == "global_batch_size":
+            gbs = int(e["value"])
+        elif k == "tracked_stats" and isinstance(e.get("value"), dict):
+            t = e["value"].get("train_step_time")
+            if t:
+                steps.append(float(t))
+    if start is None or stop is None or gbs is None:
+        return None
+    return {"minutes": (stop - start) / 60000.0, "gbs": gbs, "steps": steps, "status": status}
+
+
+def exports(repo, path, seen=None):
+    """The variables a launch configuration exports, following its `source` lines in order."""
+    seen = seen if seen is not None else set()
+    if path in seen or path not in repo.file_set:
+        return {}
+    seen.add(path)
+    folder = path.rsplit("/", 1)[0]
+    env = {}
+    for line in repo.read(path).splitlines():
+        line = line.split("#", 1)[0].strip()
+        m = re.match(r"(?:source|\.)\s+.*?([\w.\-]+\.sh)\s*$", line)
+        if m:
+            env.update(exports(repo, f"{folder}/{m.group(1)}", seen))
+            continue
+        m = re.match(r"(?:export\s+)?([A-Z_][A-Z0-9_]*)=(\S*)", line)
+        if m:
+            env[m.group(1)] = m.group(2).strip("\"'")
+    return env
+
+
+def find_config(repo, org, bench, sysdir, nodes, per_node, token):
+    """The launch configuration of a result and how it was found; (None, None) if none is sure."""
+    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    configs = [f for f in repo.files if f.startswith(prefix) and
+               re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
+               not re.search(r"config_(common|mounts)", f)]
+    for f in repo.files:
+        if f.startswith(prefix) and f.endswith(f"README-{sysdir}.md"):
+            m = re.search(r"config_[\w.\-]+\.sh", repo.read(f))
+            hits = [g for g in configs if m and g.endswith("/" + m.group(0))]
+            if hits:
+                return hits[0], "named by " + f.rsplit("/", 1)[1]
+    shape = f"_{nodes}x{per_node}x"
+    own = [f for f in configs if f[len(prefix):].split("/", 1)[0] == sysdir]
+    for pool, how in ((own, "the configuration of the system's own implementation"),
+                      (own, "the system's own implementation's configuration for its nodes x GPUs"),
+                      (configs, "the one configuration named for the system's GPU and nodes x GPUs")):
+        if how.startswith("the configuration of"):
+            hits = pool if len(pool) == 1 else []
+        elif pool is own:
+            hits = [f for f in pool if shape in f.rsplit("/", 1)[1] and "fp4" not in f]
+        else:
+            hits = [f for f in pool if shape in f.rsplit("/", 1)[1] and "fp4" not in f and
+                    re.search(rf"(?<!G){token}", f.rsplit("/", 1)[1].upper())]
+        if len(hits) == 1:
+            return hits[0], how
+    return None, None
+
+
+def as_int(env, *names):
+    for n in names:
+        v = env.get(n)
+        if v and re.fullmatch(r"\d+", v):
+            return int(v)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("repo", help="git dir of mlcommons/training_results_vX.Y")
+    ap.add_argument("dev", help="dev-training.json (model dimensions)")
+    ap.add_argument("--round", required=True, help="the MLPerf Training round, e.g. 5.1")
+    args = ap.parse_args()
+    repo = Repo(args.repo)
+    repo.file_set = set(repo.files)
+    dev = json.load(open(args.dev))
+    templates = {b: next(c for c in dev if c["id"].startswith(p))["model"]
+                 for b, (_, p) in BENCHMARKS.items()}
+
+    results = {}
+    for f in repo.files:
+        m = re.fullmatch(r"([^/]+)/results/([^/]+)/([^/]+)/result_\d+\.txt", f)
+        if m and m.group(3) in BENCHMARKS:
+            results.setdefault(m.groups(), []).append(f)
+
+    cases = []
+    for (org, sysdir, bench), files in sorted(results.items()):
+        name = f"{org}/{sysdir}/{bench}"
+        try:
+            system = json.loads(repo.read(f"{org}/systems/{sysdir}.json"))
+        except json.JSONDecodeError:
+            print(f"skipped {name}: no system description", file=sys.stderr)
+            continue
+        if system.get("division") != "closed":
+            print(f"skipped {name}: {system.get('division')} division", file=sys.stderr)
+            continue
+        accel = system.get("accelerator_model_name", "")
+        match = next(((tok, preset) for tok, preset in GPUS if tok in accel.upper()), None)
+        if not match:
+            print(f"skipped {name}: no system preset for {accel!r}", file=sys.stderr)
+            continue
+        token, preset = match
+        nodes = int(system["number_of_nodes"])
+        per_node = int(system["accelerators_per_node"])
+        gpus = nodes * per_node
+        runs = [r for r in (parse_result(repo.read(f)) for f in sorted(files)) if r]
+        if len(runs) < 3:
+            print(f"skipped {name}: {len(runs)} of {len(files)} logs parse (the mirror lacks "
+                  "the others' content)", file=sys.stderr)
+            continue
+        minutes = sorted(r["minutes"] for r in runs)
+        score = statistics.mean(minutes[1:-1])
+        scaling = f"{org}/results/{sysdir}/{bench}/scaling.json"
+        factor = json.loads(repo.read(scaling))["scaling_factor"] if scaling in repo.file_set else 1.0
+        score *= factor
+        gbs = runs[0]["gbs"]
+        steps = [t for r in runs for t in r["steps"]]
+        config, how = find_config(repo, org, bench, sysdir, nodes, per_node, token)
+        env = exports(repo, config) if config else {}
+        tp = as_int(env, "TENSOR_MODEL_PARALLEL", "TP")
+        pp = as_int(env, "PIPELINE_MODEL_PARALLEL", "PP")
+        cp = as_int(env, "CONTEXT_PARALLEL", "CP")
+        vp = as_int(env, "INTERLEAVED_PIPELINE")
+        mb = as_int(env, "MICRO_BATCH_SIZE", "MINIBS", "MBS")
+        # NVIDIA's configuration names read <nodes>x<GPUs>x<sequences per data-parallel rank>x
+        # tp<T>pp<P>cp<C>: what the variables leave unset (a sourced file the submission lacks).
+        named = re.search(r"_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)",
+                          config.rsplit("/", 1)[1]) if config else None
+        if named:
+            tp = tp or int(named.group(4))
+            pp = pp or int(named.group(5))
+            cp = cp or int(named.group(6))
+            if mb is None and gbs == gpus // (tp * pp * cp) * int(named.group(3)):
+                mb = int(named.group(3))  # one micro-batch per step
+        if env.get("FP4", "").lower() == "true" or (config and "_fp4" in config):
+            precision = "nvfp4"
+        elif env.get("FP8", "").lower() == "true":
+            precision = "fp8"
+        elif env.get("FP8", "").lower() == "false":
+            precision = "bf16"
+        else:
+            precision = "fp8"  # unstated: the LLM submissions of these rounds train in FP8 or FP4
+        plan_known = None not in (tp, pp, cp, mb)
+        model = dict(templates[bench])
+        model["seq_len"] = SEQ_LEN
+        framework_name = system.get("framework_name") or system.get("framework", "")
+        fm = re.search(r"(\d\d)\.(\d\d)", framework_name)
+        framework = {"name": "nemo" if "nemo" in framework_name.lower() else "unknown",
+                     "version": f"{fm.group(1)}.{fm.group(2)}" if fm else None,
+                     "released": f"20{fm.group(1)}-{fm.group(2)}" if fm else None}
+        measured = {"time_to_train_min": round(score, 3)}
+        derived = ["measured.time_to_train_min", "precision"]
+        if steps:
+            measured["tokens_per_s_per_gpu"] = round(
+                gbs * SEQ_LEN / statistics.median(steps) / gpus, 1)
+            derived.append("measured.tokens_per_s_per_gpu")
+        if plan_known:
+            derived.append("parallelism.dp")
+        notes = [f"{system.get('system_name', sysdir)}; {accel}; {framework_name}",
+                 f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
+                 f"{factor:.4f}",
+                 f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
+        if config:
+            notes.append(f"plan from {config} ({how})")
+        else:
+            notes.append("no launch configuration found: plan not stated")
+        if preset in ("dgx-b200", "dgx-b300", "dgx-h200", "dgx-h100") and \
+                not sysdir.lower().startswith(("dgx", "tyche", "theia", "hsg")):
+            notes.append(f"{preset} is the nearest preset")
+        cases.append({
+            "id": f"mlperf-training-v{args.round}-{org}-{sysdir}-{bench}",
+            "source": f"MLPerf Training v{args.round} closed, {bench}",
+            "source_ref": f"mlcommons/training_results_v{args.round}/{org}/results/{sysdir}/{bench}"
+                          f"@{repo.commit}",
+            "kind": "training",
+            "task": BENCHMARKS[bench][0],
+            "system": preset,
+            "gpus": gpus,
+            "precision": precision,
+            "framework": framework,
+            "model": model,
+            "parallelism": {
+                "tp": tp, "pp": pp, "cp": cp, "vp": vp,
+                "dp": gpus // (tp * pp * cp) if plan_known else None,
+                "ep": None, "zero": None, "micro_batch": mb, "global_batch": gbs,
+                "recompute": None, "sequence_parallel": None, "fsdp": None},
+            "collective": None,
+            "gemm": None,
+            "measured": measured,
+            "derived": derived,
+            "notes": "; ".join(notes) + ".",
+        })
+    json.dump(cases, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
