@@ -397,7 +397,7 @@ MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workloa
   if (t.benchmark == nullptr) {
     t.failure = fmt::format(
         "no MLPerf Training benchmark trains {} layers of width {} at {} tokens for this task "
-        "(llama2_70b_lora, llama31_8b and llama31_405b are modelled)",
+        "(gpt3, llama2_70b_lora, llama31_8b and llama31_405b are modelled)",
         scenario.model.layers, scenario.model.hidden, seq_len);
     return t;
   }

@@ -34,6 +34,19 @@ constexpr std::array kLlama31_405bPoints = {
     ConvergencePoint{4608, 493056.0},  // 6 runs
 };
 
+// GPT-3 175B (rounds 3.0-4.1): training_4.1.0/rcps_gpt3.json, whose points count training
+// tokens (training_rules.adoc, "Epoch reporting": "Training token starting from 0"), here over
+// its 2,048-token sequences; 3,072's seventh run (13.8 G tokens) is an outlier the olympic mean
+// drops.
+constexpr std::array kGpt3Points = {
+    ConvergencePoint{1536, 583680.0},  // 6 runs
+    ConvergencePoint{2048, 575078.4},  // 7 runs
+    ConvergencePoint{3072, 594739.2},  // 7 runs
+    ConvergencePoint{4096, 614400.0},  // 6 runs
+    ConvergencePoint{6144, 688128.0},  // 6 runs
+    ConvergencePoint{8192, 792576.0},  // 6 runs
+};
+
 // Evaluation frequency and skipped evaluations: mlcommons/training_policies at d73e20f1
 // (2026-05-14), training_rules.adoc, "Evaluation frequency" table (v6.0). Sequences per
 // evaluation and sequence length: the submissions' own logs (mlcommons/training_results_v5.1,
@@ -64,6 +77,19 @@ constexpr std::array kBenchmarks = {
                     .convergence = kLlama31_8bPoints,
                     .source = "MLPerf Training llama31_8b: training_rules.adoc (evaluation every "
                               "12,288 sequences), RCPs of rcps_llama31_8b.json (training_6.0.0)"},
+    // GPT-3: the rules' deprecated-benchmark table (v4.1: every 24,576 sequences); its logs give
+    // eval_samples in tokens, 11,590,004 (training_results_v4.0, NVIDIA gpt3), 5,659 sequences.
+    MlperfBenchmark{.name = "gpt3",
+                    .task = TrainingTask::pretrain,
+                    .layers = 96,
+                    .hidden = 12288,
+                    .seq_len = 2048,
+                    .eval_interval = 24576,
+                    .eval_samples = 5659,
+                    .convergence = kGpt3Points,
+                    .source = "MLPerf Training gpt3 (rounds 3.0-4.1): training_rules.adoc "
+                              "(evaluation every 24,576 sequences), RCPs of rcps_gpt3.json "
+                              "(training_4.1.0, tokens over 2,048-token sequences)"},
     MlperfBenchmark{.name = "llama31_405b",
                     .task = TrainingTask::pretrain,
                     .layers = 126,

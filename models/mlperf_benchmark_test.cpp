@@ -30,6 +30,13 @@ TEST_CASE("mlperf: a case's model, task and sequence pick the benchmark", "[mlpe
       mlperf_benchmark_for(TrainingTask::pretrain, *find_model("llama3-405b"), 8192);
   REQUIRE(b405 != nullptr);
   CHECK(b405->name == "llama31_405b");
+  // GPT-3 175B at its 2,048 tokens (rounds 3.0-4.1), RCPs in sequences: 1,179,198,610 tokens
+  // at batch 2,048 (olympic) over 2,048.
+  const MlperfBenchmark* gpt3 =
+      mlperf_benchmark_for(TrainingTask::pretrain, *find_model("gpt3-175b"), 2048);
+  REQUIRE(gpt3 != nullptr);
+  CHECK(gpt3->name == "gpt3");
+  CHECK(*samples_to_converge(*gpt3, 2048) == Approx(575078.4));
   // An MoE model of the same width is another benchmark (none is modelled).
   TransformerConfig moe = *find_model("llama3-8b");
   moe.moe = MoeConfig{};

@@ -9,6 +9,10 @@ namespace fabricsim::models {
 NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
                        std::string_view task) {
   NemoRecipe r;
+  // A LoRA run in FP8 builds its frozen base in FP8 alone in the 24.04 container too: NVIDIA's
+  // MLPerf Training v4.0 llama2_70b_lora (NeMo 24.04, conf/megatron_gpt_peft_tuning_config.yaml
+  // `fp8_params: ${FP8}`, FP8 on).
+  if (version == "24.04" && task == "lora") r.fp8_params = true;
   if (version != "24.07") return r;
   const std::string key = model_name_key(model_name);
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration

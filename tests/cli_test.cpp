@@ -509,6 +509,30 @@ TEST_CASE("cli: MLPerf Training results run as times to train and step throughpu
   CHECK(times == 16);
 }
 
+TEST_CASE("cli: MLPerf v4.0's GPT-3 175B runs to the reference convergence in tokens", "[cli]") {
+  // calibration/data/holdout/mlperf-training-v4.0.json, NVIDIA's rows: GPT-3 175B on 512, 10,752
+  // and 11,616 H100 (RCPs counted in tokens, 2,048 a sequence) and LoRA on 8 to 1,024.
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases",
+       testing::source_file("calibration/data/holdout", "mlperf-training-v4.0.json"), "--only",
+       "mlperf-training-v4.0-NVIDIA-", "--set", "/simulation/backend=analytical", "--json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("skipped").empty());
+  int gpt3 = 0;
+  for (const nlohmann::json& row : doc.at("rows")) {
+    CHECK(row.at("metric") == "time_to_train_min");
+    const std::string detail = row.at("detail").get<std::string>();
+    if (detail.find("MLPerf gpt3:") == std::string::npos) continue;
+    ++gpt3;
+    INFO(row.at("id").get<std::string>() << ": " << detail);
+    // Between the RCPs of batch 2,048 and 3,072: 575,078 to 594,739 sequences.
+    CHECK(std::regex_search(detail, std::regex("gpt3: 5[789][0-9]{4} samples to converge")));
+  }
+  CHECK(gpt3 == 3);
+}
+
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the

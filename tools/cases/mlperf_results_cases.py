@@ -2,13 +2,13 @@
 """MLPerf Training LLM results as reference cases (out-of-sample holdout).
 
 Reads a git mirror of an mlcommons/training_results_vX.Y repository and writes, for every
-closed-division result of llama2_70b_lora, llama31_8b and llama31_405b on a GPU fabricsim has a
+closed-division result of gpt3, llama2_70b_lora, llama31_8b and llama31_405b on a GPU fabricsim has a
 system preset for, one training case in the format of ../shared/reference/cases (README there):
 
 - measured.time_to_train_min: the MLPerf score, the mean of the runs' run_start..run_stop times
   with the fastest and slowest dropped (training_rules.adoc, "Scoring"), times the result's
   scaling.json factor where it has one;
-- measured.tokens_per_s_per_gpu: global batch x 8,192 tokens / GPUs over the median of the
+- measured.tokens_per_s_per_gpu: global batch x the sequence (8,192 tokens, GPT-3 2,048) / GPUs over the median of the
   runs' logged train_step_time (the logger's per-block mean step time), where the logs have it;
 - the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
   the submission's README names (config_*.sh: exported variables, following its `source` lines),
@@ -31,12 +31,12 @@ import subprocess
 import sys
 
 BENCHMARKS = {
-    # benchmark: (task, dev-set template id prefix)
-    "llama2_70b_lora": ("lora", "nemo2407-lora-LLAMA2-70B-"),
-    "llama31_8b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3_8B-"),
-    "llama31_405b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3.1_405B-"),
+    # benchmark: (task, dev-set template id prefix, sequence length)
+    "gpt3": ("pretrain", "nemo2407-pretrain-GPT3-175B-", 2048),
+    "llama2_70b_lora": ("lora", "nemo2407-lora-LLAMA2-70B-", 8192),
+    "llama31_8b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3_8B-", 8192),
+    "llama31_405b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3.1_405B-", 8192),
 }
-SEQ_LEN = 8192
 # The accelerator name of a system description -> (preset, GPU token of config names). Order
 # matters: GB300 before B300, GB200 before B200.
 GPUS = [("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("B300", "dgx-b300"),
@@ -107,7 +107,10 @@ def exports(repo, path, seen=None):
             continue
         m = re.match(r"(?:export\s+)?([A-Z_][A-Z0-9_]*)=(\S*)", line)
         if m:
-            env[m.group(1)] = m.group(2).strip("\"'")
+            value = m.group(2).strip("\"'")
+            # "${TP:=4}": the variable's value if set, else the default.
+            d = re.fullmatch(r"\$\{(\w+):[=-]([^}]*)\}", value)
+            env[m.group(1)] = env.get(d.group(1), d.group(2)) if d else value
     return env
 
 
@@ -137,6 +140,17 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
                     re.search(rf"(?<!G){token}", f.rsplit("/", 1)[1].upper())]
         if len(hits) == 1:
             return hits[0], how
+    # Partners run NVIDIA's reference implementation: its one configuration for the system's GPU
+    # and nodes x GPUs, when the submission has none of its own.
+    if org != "NVIDIA":
+        nvidia = f"NVIDIA/benchmarks/{bench}/implementations/"
+        hits = [f for f in repo.files if f.startswith(nvidia) and
+                re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
+                shape in f.rsplit("/", 1)[1] and "fp4" not in f and
+                re.search(rf"(?<!G){token}", f.rsplit("/", 1)[1].upper())]
+        if len(hits) == 1:
+            return hits[0], ("NVIDIA's one configuration for the system's GPU and nodes x GPUs "
+                             "(the submission names none of its own)")
     return None, None
 
 
@@ -158,7 +172,7 @@ def main():
     repo.file_set = set(repo.files)
     dev = json.load(open(args.dev))
     templates = {b: next(c for c in dev if c["id"].startswith(p))["model"]
-                 for b, (_, p) in BENCHMARKS.items()}
+                 for b, (_, p, _) in BENCHMARKS.items()}
 
     results = {}
     for f in repo.files:
@@ -204,7 +218,9 @@ def main():
         pp = as_int(env, "PIPELINE_MODEL_PARALLEL", "PP")
         cp = as_int(env, "CONTEXT_PARALLEL", "CP")
         vp = as_int(env, "INTERLEAVED_PIPELINE")
-        mb = as_int(env, "MICRO_BATCH_SIZE", "MINIBS", "MBS")
+        mb = as_int(env, "MICRO_BATCH_SIZE", "MBS")
+        if mb is None and "MINIBS" in env:
+            mb = 1  # MINIBS is sequences per data-parallel rank; the micro-batch defaults to 1
         # NVIDIA's configuration names read <nodes>x<GPUs>x<sequences per data-parallel rank>x
         # tp<T>pp<P>cp<C>: what the variables leave unset (a sourced file the submission lacks).
         named = re.search(r"_(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)",
@@ -215,6 +231,8 @@ def main():
             cp = cp or int(named.group(6))
             if mb is None and gbs == gpus // (tp * pp * cp) * int(named.group(3)):
                 mb = int(named.group(3))  # one micro-batch per step
+        if tp and pp and cp is None:
+            cp = 1  # a configuration that names no context parallelism runs none
         if env.get("FP4", "").lower() == "true" or (config and "_fp4" in config):
             precision = "nvfp4"
         elif env.get("FP8", "").lower() == "true":
@@ -225,17 +243,20 @@ def main():
             precision = "fp8"  # unstated: the LLM submissions of these rounds train in FP8 or FP4
         plan_known = None not in (tp, pp, cp, mb)
         model = dict(templates[bench])
-        model["seq_len"] = SEQ_LEN
+        seq_len = BENCHMARKS[bench][2]
+        model["seq_len"] = seq_len
         framework_name = system.get("framework_name") or system.get("framework", "")
         fm = re.search(r"(\d\d)\.(\d\d)", framework_name)
-        framework = {"name": "nemo" if "nemo" in framework_name.lower() else "unknown",
+        lowered = framework_name.lower()
+        framework = {"name": "nemo" if "nemo" in lowered else
+                     "deepspeed" if "deepspeed" in lowered else "unknown",
                      "version": f"{fm.group(1)}.{fm.group(2)}" if fm else None,
                      "released": f"20{fm.group(1)}-{fm.group(2)}" if fm else None}
         measured = {"time_to_train_min": round(score, 3)}
         derived = ["measured.time_to_train_min", "precision"]
         if steps:
             measured["tokens_per_s_per_gpu"] = round(
-                gbs * SEQ_LEN / statistics.median(steps) / gpus, 1)
+                gbs * seq_len / statistics.median(steps) / gpus, 1)
             derived.append("measured.tokens_per_s_per_gpu")
         if plan_known:
             derived.append("parallelism.dp")
