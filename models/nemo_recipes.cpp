@@ -13,8 +13,13 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
   // MLPerf Training v4.0 llama2_70b_lora (NeMo 24.04, conf/megatron_gpt_peft_tuning_config.yaml
   // `fp8_params: ${FP8}`, FP8 on).
   if (version == "24.04" && task == "lora") r.fp8_params = true;
-  if (version != "24.07") return r;
   const std::string key = model_name_key(model_name);
+  // NeMo 2's recipe for Llama 2 70B LoRA at 8,192 tokens, "based on performance optimizations
+  // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
+  // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
+  // (NVTE_FP8_DPA_BWD=1), FP8 parameters (fp8_param_gather, the nemo-25.04 stack's already).
+  if (version >= "25.04" && task == "lora" && key.starts_with("llama270b")) r.fp8_attention = true;
+  if (version != "24.07") return r;
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
   // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs
   // distributed_fused_adam with `dtype: bf16`, and the H100 fine-tuning scripts

@@ -16,6 +16,9 @@ struct NemoRecipe {
   /// Megatron-Core's compiled vocab-parallel cross-entropy (`cross_entropy_loss_fusion`,
   /// LossKernel::megatron_fused).
   bool cross_entropy_fusion = false;
+  /// Attention in FP8, forward and backward (`fp8_dot_product_attention`, NVTE_FP8_DPA_BWD;
+  /// SoftwareStack::fp8_attention).
+  bool fp8_attention = false;
 };
 
 /// The recipe of NeMo `version` for `task` ("pretrain", "sft", "lora") of the model named

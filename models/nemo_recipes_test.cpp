@@ -30,6 +30,15 @@ TEST_CASE("NeMo 24.07's recipes: SFT's bf16 Adam state and FP8 parameters", "[so
   CHECK_FALSE(nemo_recipe("24.04", "Llama-2 70B", "pretrain").fp8_params);
 }
 
+TEST_CASE("NeMo 2's Llama 2 70B LoRA recipe runs attention in FP8", "[software]") {
+  // scripts/performance/llm/mlperf_lora_llama2_70b.py from v2.3.0 (the 25.04 container).
+  CHECK(nemo_recipe("25.04", "Llama-2 70B", "lora").fp8_attention);
+  CHECK(nemo_recipe("25.09", "Llama 2 70B", "lora").fp8_attention);
+  CHECK_FALSE(nemo_recipe("24.07", "Llama-2 70B", "lora").fp8_attention);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama-2 70B", "sft").fp8_attention);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama 3 70B", "lora").fp8_attention);
+}
+
 TEST_CASE("NeMo 24.07's recipes: the compiled cross-entropy where the configuration fuses it",
           "[software]") {
   // conf/training/llama/llama3_*.yaml and conf/training/nemotron/nemotron_{4b,8b,15b,22b}.yaml

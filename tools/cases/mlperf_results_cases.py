@@ -154,6 +154,19 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
     return None, None
 
 
+def framework_of(description):
+    """The case's framework from a system description's `framework`: NVIDIA's NeMo-based
+    implementation, which the NVIDIA-GPU submissions of these benchmarks run whatever their
+    descriptions list (PyTorch, MXNet, DGL containers), unless it names DeepSpeed; the version
+    is the container release named beside NeMo, else the first release named."""
+    low = description.lower()
+    m = (re.search(r"nemo[^0-9]{0,25}(\d\d)\.(\d\d)", low) or
+         re.search(r"(\d\d)\.(\d\d)[^0-9]{0,3}nemo", low) or re.search(r"(\d\d)\.(\d\d)", low))
+    return {"name": "deepspeed" if "deepspeed" in low else "nemo",
+            "version": f"{m.group(1)}.{m.group(2)}" if m else None,
+            "released": f"20{m.group(1)}-{m.group(2)}" if m else None}
+
+
 def as_int(env, *names):
     for n in names:
         v = env.get(n)
@@ -245,13 +258,8 @@ def main():
         model = dict(templates[bench])
         seq_len = BENCHMARKS[bench][2]
         model["seq_len"] = seq_len
-        framework_name = system.get("framework_name") or system.get("framework", "")
-        fm = re.search(r"(\d\d)\.(\d\d)", framework_name)
-        lowered = framework_name.lower()
-        framework = {"name": "nemo" if "nemo" in lowered else
-                     "deepspeed" if "deepspeed" in lowered else "unknown",
-                     "version": f"{fm.group(1)}.{fm.group(2)}" if fm else None,
-                     "released": f"20{fm.group(1)}-{fm.group(2)}" if fm else None}
+        framework_name = system.get("framework", "") or system.get("framework_name", "")
+        framework = framework_of(framework_name)
         measured = {"time_to_train_min": round(score, 3)}
         derived = ["measured.time_to_train_min", "precision"]
         if steps:
@@ -260,7 +268,9 @@ def main():
             derived.append("measured.tokens_per_s_per_gpu")
         if plan_known:
             derived.append("parallelism.dp")
-        notes = [f"{system.get('system_name', sysdir)}; {accel}; {framework_name}",
+        notes = [f"{system.get('system_name', sysdir)}; {accel}; {framework_name} (framework "
+                 f"{framework['name']} {framework['version']}: NVIDIA's NeMo-based implementation "
+                 f"unless DeepSpeed is named)",
                  f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
                  f"{factor:.4f}",
                  f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
