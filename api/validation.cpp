@@ -405,7 +405,8 @@ MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workloa
       models::flops_per_token(scenario.model).total(scenario.training.causal) * seq_len;
   const double fraction =
       workload.executed_flops > 0 ? forward_per_sequence / workload.executed_flops : 0.0;
-  t.run = models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction);
+  t.run =
+      models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction, scenario.plan.dp);
   if (!t.run) {
     t.failure = fmt::format(
         "{}'s reference convergence points stop at a global batch of {}, below "

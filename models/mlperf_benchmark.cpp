@@ -138,7 +138,7 @@ std::optional<double> samples_to_converge(const MlperfBenchmark& benchmark, int 
 }
 
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,
-                                    double forward_step_fraction) {
+                                    double forward_step_fraction, int data_parallel) {
   const std::optional<double> samples = samples_to_converge(benchmark, global_batch);
   if (!samples) return std::nullopt;
   MlperfRun run;
@@ -152,7 +152,9 @@ std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global
   const int skipped =
       static_cast<int>(std::floor(benchmark.skip_per_batch * global_batch + benchmark.skip_base));
   run.evaluations = std::max(1, reached - skipped);
-  run.eval_steps = run.evaluations * benchmark.eval_samples * forward_step_fraction;
+  const int replicas = std::max(1, data_parallel);
+  const int rounds = (benchmark.eval_samples + replicas - 1) / replicas;
+  run.eval_steps = run.evaluations * static_cast<double>(rounds) * replicas * forward_step_fraction;
   return run;
 }
 

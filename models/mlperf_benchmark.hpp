@@ -47,7 +47,8 @@ std::optional<double> samples_to_converge(const MlperfBenchmark& benchmark, int 
 /// A run's timed region as MLPerf clocks it, in units of one training step: the steps to the
 /// converged evaluation plus the evaluations run on the way (the converging one included), each
 /// of `eval_samples` sequences whose forward pass costs `forward_step_fraction` of a step per
-/// sequence.
+/// sequence, dealt whole to `data_parallel` replicas (a replica's share rounded up: the
+/// evaluation lasts as long as its busiest replica).
 struct MlperfRun {
   double samples = 0;      ///< samples trained (the convergence point)
   double train_steps = 0;  ///< samples / global batch
@@ -56,6 +57,6 @@ struct MlperfRun {
   double steps() const { return train_steps + eval_steps; }
 };
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,
-                                    double forward_step_fraction);
+                                    double forward_step_fraction, int data_parallel = 1);
 
 }  // namespace fabricsim::models

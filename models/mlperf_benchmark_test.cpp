@@ -80,6 +80,9 @@ TEST_CASE("mlperf: a run's steps count the evaluations the rules run", "[mlperf]
   const MlperfRun r405 = *mlperf_run(*b405, 1152, 1e-3);
   CHECK(r405.evaluations == 3);
   CHECK(r405.eval_steps == Approx(3 * 5760 * 1e-3));
+  // Dealt to 64 replicas the 173 sequences take 3 rounds, 192 sequences' time; to 173 or 1, 173.
+  CHECK(mlperf_run(b, 8, 0.01, 64)->eval_steps == Approx(5 * 192 * 0.01));
+  CHECK(mlperf_run(b, 8, 0.01, 173)->eval_steps == Approx(r8.eval_steps));
   // At least the converging evaluation runs.
   CHECK(mlperf_run(b, 128, 0.0)->evaluations >= 1);
   CHECK_FALSE(mlperf_run(b, 256, 0.0));
