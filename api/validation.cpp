@@ -383,8 +383,13 @@ struct MlperfTime {
   std::optional<models::MlperfRun> run;
   std::string failure;
   std::string summary() const {
-    return fmt::format("MLPerf {}: {:.0f} samples to converge, {} evaluations ({:.1f} steps)",
-                       benchmark->name, run->samples, run->evaluations, run->eval_steps);
+    return fmt::format("MLPerf {}: {:.0f} samples to converge{}, {} evaluations ({:.1f} steps)",
+                       benchmark->name, run->samples,
+                       run->extrapolated
+                           ? fmt::format(" (extrapolated past the largest reference batch, {})",
+                                         benchmark->convergence.back().global_batch)
+                           : "",
+                       run->evaluations, run->eval_steps);
   }
 };
 
@@ -408,11 +413,7 @@ MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workloa
   t.run =
       models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction, scenario.plan.dp);
   if (!t.run) {
-    t.failure = fmt::format(
-        "{}'s reference convergence points stop at a global batch of {}, below "
-        "the case's {}",
-        t.benchmark->name, t.benchmark->convergence.back().global_batch,
-        scenario.training.global_batch);
+    t.failure = fmt::format("{} needs a positive global batch", t.benchmark->name);
   }
   return t;
 }

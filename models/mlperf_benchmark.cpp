@@ -119,36 +119,38 @@ const MlperfBenchmark* mlperf_benchmark_for(TrainingTask task, const Transformer
   return nullptr;
 }
 
-std::optional<double> samples_to_converge(const MlperfBenchmark& benchmark, int global_batch) {
+std::optional<Convergence> samples_to_converge(const MlperfBenchmark& benchmark, int global_batch) {
   const std::span<const ConvergencePoint> points = benchmark.convergence;
-  if (points.empty() || global_batch <= 0 || global_batch > points.back().global_batch) {
-    return std::nullopt;
-  }
-  if (global_batch <= points.front().global_batch) return points.front().samples;
+  if (points.empty() || global_batch <= 0) return std::nullopt;
+  if (global_batch <= points.front().global_batch) return Convergence{points.front().samples};
+  const auto line = [&](size_t hi) {
+    const ConvergencePoint& a = points[hi - 1];
+    const ConvergencePoint& b = points[hi];
+    const double t = static_cast<double>(global_batch - a.global_batch) /
+                     static_cast<double>(b.global_batch - a.global_batch);
+    return a.samples + t * (b.samples - a.samples);
+  };
   for (size_t i = 1; i < points.size(); ++i) {
-    const ConvergencePoint& lo = points[i - 1];
-    const ConvergencePoint& hi = points[i];
-    if (global_batch <= hi.global_batch) {
-      const double t = static_cast<double>(global_batch - lo.global_batch) /
-                       static_cast<double>(hi.global_batch - lo.global_batch);
-      return lo.samples + t * (hi.samples - lo.samples);
-    }
+    if (global_batch <= points[i].global_batch) return Convergence{line(i)};
   }
-  return std::nullopt;
+  if (points.size() == 1) return Convergence{points.back().samples, true};
+  return Convergence{std::max(points.back().samples, line(points.size() - 1)), true};
 }
 
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,
                                     double forward_step_fraction, int data_parallel) {
-  const std::optional<double> samples = samples_to_converge(benchmark, global_batch);
-  if (!samples) return std::nullopt;
+  const std::optional<Convergence> convergence = samples_to_converge(benchmark, global_batch);
+  if (!convergence) return std::nullopt;
+  const double samples = convergence->samples;
   MlperfRun run;
-  run.samples = *samples;
-  run.train_steps = *samples / global_batch;
+  run.samples = samples;
+  run.extrapolated = convergence->extrapolated;
+  run.train_steps = samples / global_batch;
   // Evaluations fall every interval rounded up to whole steps; the run stops at the one that
   // reaches the target, so it has run every unskipped one up to the convergence point.
   const double interval =
       std::ceil(static_cast<double>(benchmark.eval_interval) / global_batch) * global_batch;
-  const int reached = static_cast<int>(std::lround(*samples / interval));
+  const int reached = static_cast<int>(std::lround(samples / interval));
   const int skipped =
       static_cast<int>(std::floor(benchmark.skip_per_batch * global_batch + benchmark.skip_base));
   run.evaluations = std::max(1, reached - skipped);

@@ -41,8 +41,14 @@ const MlperfBenchmark* mlperf_benchmark_for(TrainingTask task, const Transformer
 
 /// Samples the reference needs at `global_batch`: linear in the batch between the two nearest
 /// convergence points, as MLCommons' rcp_checker interpolates them, and the smallest point's
-/// below it; nothing above the largest (convergence slows with the batch and no point bounds it).
-std::optional<double> samples_to_converge(const MlperfBenchmark& benchmark, int global_batch);
+/// below it. Above the largest, where the rules would have the submitter run new reference
+/// points, the last two points' line goes on (convergence slows with the batch; never below the
+/// largest point's samples): `extrapolated` says so.
+struct Convergence {
+  double samples = 0;
+  bool extrapolated = false;
+};
+std::optional<Convergence> samples_to_converge(const MlperfBenchmark& benchmark, int global_batch);
 
 /// A run's timed region as MLPerf clocks it, in units of one training step: the steps to the
 /// converged evaluation plus the evaluations run on the way (the converging one included), each
@@ -50,10 +56,11 @@ std::optional<double> samples_to_converge(const MlperfBenchmark& benchmark, int 
 /// sequence, dealt whole to `data_parallel` replicas (a replica's share rounded up: the
 /// evaluation lasts as long as its busiest replica).
 struct MlperfRun {
-  double samples = 0;      ///< samples trained (the convergence point)
-  double train_steps = 0;  ///< samples / global batch
-  int evaluations = 0;     ///< evaluations run, the converging one included
-  double eval_steps = 0;   ///< the evaluations' cost in steps
+  double samples = 0;         ///< samples trained (the convergence point)
+  bool extrapolated = false;  ///< the batch lies above the largest reference point
+  double train_steps = 0;     ///< samples / global batch
+  int evaluations = 0;        ///< evaluations run, the converging one included
+  double eval_steps = 0;      ///< the evaluations' cost in steps
   double steps() const { return train_steps + eval_steps; }
 };
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,

@@ -36,7 +36,7 @@ TEST_CASE("mlperf: a case's model, task and sequence pick the benchmark", "[mlpe
       mlperf_benchmark_for(TrainingTask::pretrain, *find_model("gpt3-175b"), 2048);
   REQUIRE(gpt3 != nullptr);
   CHECK(gpt3->name == "gpt3");
-  CHECK(*samples_to_converge(*gpt3, 2048) == Approx(575078.4));
+  CHECK(samples_to_converge(*gpt3, 2048)->samples == Approx(575078.4));
   // An MoE model of the same width is another benchmark (none is modelled).
   TransformerConfig moe = *find_model("llama3-8b");
   moe.moe = MoeConfig{};
@@ -45,13 +45,16 @@ TEST_CASE("mlperf: a case's model, task and sequence pick the benchmark", "[mlpe
 
 TEST_CASE("mlperf: samples to converge interpolate the reference points linearly", "[mlperf]") {
   const MlperfBenchmark& b = lora();
-  CHECK(*samples_to_converge(b, 8) == Approx(3178.7));
-  CHECK(*samples_to_converge(b, 128) == Approx(11264.0));
+  CHECK(samples_to_converge(b, 8)->samples == Approx(3178.7));
+  CHECK(samples_to_converge(b, 128)->samples == Approx(11264.0));
+  CHECK_FALSE(samples_to_converge(b, 128)->extrapolated);
   // Between 32 (6,037.3) and 128 (11,264): a third of the way at 64.
-  CHECK(*samples_to_converge(b, 64) == Approx(6037.3 + (11264.0 - 6037.3) / 3));
-  // Below the smallest batch the smallest point holds; above the largest nothing does.
-  CHECK(*samples_to_converge(b, 2) == Approx(3178.7));
-  CHECK_FALSE(samples_to_converge(b, 129));
+  CHECK(samples_to_converge(b, 64)->samples == Approx(6037.3 + (11264.0 - 6037.3) / 3));
+  // Below the smallest batch the smallest point holds; above the largest the last line goes on.
+  CHECK(samples_to_converge(b, 2)->samples == Approx(3178.7));
+  const Convergence above = *samples_to_converge(b, 224);
+  CHECK(above.extrapolated);
+  CHECK(above.samples == Approx(11264.0 + (11264.0 - 6037.3)));
   CHECK_FALSE(samples_to_converge(b, 0));
 }
 
@@ -85,5 +88,6 @@ TEST_CASE("mlperf: a run's steps count the evaluations the rules run", "[mlperf]
   CHECK(mlperf_run(b, 8, 0.01, 173)->eval_steps == Approx(r8.eval_steps));
   // At least the converging evaluation runs.
   CHECK(mlperf_run(b, 128, 0.0)->evaluations >= 1);
-  CHECK_FALSE(mlperf_run(b, 256, 0.0));
+  CHECK(mlperf_run(b, 256, 0.0)->extrapolated);
+  CHECK_FALSE(mlperf_run(b, 0, 0.0));
 }
