@@ -18,8 +18,11 @@ std::string series_of(const calibration::Case& c, const std::string& metric) {
 }
 
 /// Throughput per GPU in the metric's own unit, or per-GPU tokens per second from a step time
-/// and the run's tokens per step; nullopt where the case does not give them.
+/// and the run's tokens per step, or a time to train's rate per GPU (one benchmark run per
+/// GPU-minute: its efficiency is MLPerf's, the baseline's GPU-minutes over the run's); nullopt
+/// where the case does not give them.
 std::optional<double> per_gpu(const calibration::Case& c, const std::string& metric, double value) {
+  if (metric == "time_to_train_min") return 1.0 / (c.gpus * value);
   if (metric != "step_time_s") return value;
   if (!c.parallelism || !c.parallelism->global_batch || !c.model || !c.model->seq_len)
     return std::nullopt;

@@ -117,6 +117,20 @@ TEST_CASE("scaling series: step times, separate series, a missing baseline", "[v
   CHECK(bare[0].error == Approx(0.25));
 }
 
+TEST_CASE("scaling series: a time to train scales by GPU-minutes", "[validate]") {
+  const std::vector<calibration::Case> cases = {training("t-8", 8, "T"), training("t-64", 64, "T")};
+  const std::vector<ValidationRow> rows = {
+      row("t-8", "time_to_train_min", 10.0, 10.0),
+      // 8 x 10 GPU-minutes against 64 x 2: measured 0.625 of the baseline's rate, predicted 1.0.
+      row("t-64", "time_to_train_min", 1.25, 2.0),
+  };
+  const std::vector<ScalingPoint> points = scaling_points(cases, rows);
+  REQUIRE(points.size() == 1);
+  CHECK(*points[0].measured_efficiency == Approx(0.625));
+  CHECK(*points[0].predicted_efficiency == Approx(1.0));
+  CHECK(points[0].error == Approx(0.6));
+}
+
 TEST_CASE("scaling series: the JSON report summarizes the points", "[validate]") {
   ValidationReport report;
   report.scaling = {{"x", "x0", "s", "mfu", 16, 8, 0.9, 0.99, 0.10},
