@@ -526,6 +526,21 @@ TEST_CASE("cli: MLPerf v4.0's GPT-3 175B runs to the reference convergence in to
   CHECK(gpt3 == 3);
 }
 
+TEST_CASE("cli: MLPerf v3.1's GPT-3 175B series runs from 512 to 10,752 H100", "[cli]") {
+  // calibration/data/holdout/mlperf-training-v3.1.json: NVIDIA's and Azure's GPT-3 runs, one
+  // series from 512 GPUs: the per-GPU rate (GPU-minutes) falls as the runs' does.
+  const nlohmann::json doc = validate_holdout("mlperf-training-v3.1.json", 8);
+  int points = 0;
+  for (const nlohmann::json& p : doc.at("scaling")) {
+    if (p.at("baseline_gpus") != 512) continue;
+    ++points;
+    INFO(p.at("id").get<std::string>());
+    CHECK(p.at("predicted_efficiency").get<double>() < 1.0);
+    CHECK(std::abs(p.at("error").get<double>()) < 0.2);
+  }
+  CHECK(points == 7);
+}
+
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the

@@ -11,7 +11,8 @@ system preset for, one training case in the format of ../shared/reference/cases 
 - measured.tokens_per_s_per_gpu: global batch x the sequence (8,192 tokens, GPT-3 2,048) / GPUs over the median of the
   runs' logged train_step_time (the logger's per-block mean step time), where the logs have it;
 - the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
-  the submission's README names (config_*.sh: exported variables, following its `source` lines),
+  the submission's README names (config_*.sh: exported variables, following its `source` lines;
+  the virtual stages of a pipelined plan that sets none from its Hydra configuration's default),
   else from the one configuration whose name gives the system's nodes x GPUs and GPU type; the
   global batch from the logs.
 
@@ -112,6 +113,18 @@ def exports(repo, path, seen=None):
             d = re.fullmatch(r"\$\{(\w+):[=-]([^}]*)\}", value)
             env[m.group(1)] = env.get(d.group(1), d.group(2)) if d else value
     return env
+
+
+def hydra_defaults(repo, config):
+    """The defaults the implementation's Hydra configuration gives environment variables
+    (`${oc.env:INTERLEAVED_PIPELINE,12}`)."""
+    folder = config.rsplit("/", 1)[0]
+    out = {}
+    for f in repo.files:
+        if f.startswith(folder + "/conf/") and f.endswith(".yaml"):
+            for var, default in re.findall(r"oc\.env:(\w+),\s*([^}]+)\}", repo.read(f)):
+                out.setdefault(var, default.strip().strip("'\""))
+    return out
 
 
 def find_config(repo, org, bench, sysdir, nodes, per_node, token):
@@ -227,6 +240,7 @@ def main():
         steps = [t for r in runs for t in r["steps"]]
         config, how = find_config(repo, org, bench, sysdir, nodes, per_node, token)
         env = exports(repo, config) if config else {}
+        defaults = hydra_defaults(repo, config) if config else {}
         tp = as_int(env, "TENSOR_MODEL_PARALLEL", "TP")
         pp = as_int(env, "PIPELINE_MODEL_PARALLEL", "PP")
         cp = as_int(env, "CONTEXT_PARALLEL", "CP")
@@ -246,6 +260,8 @@ def main():
                 mb = int(named.group(3))  # one micro-batch per step
         if tp and pp and cp is None:
             cp = 1  # a configuration that names no context parallelism runs none
+        if vp is None and pp and pp > 1:
+            vp = as_int(defaults, "INTERLEAVED_PIPELINE")  # the Hydra configuration's default
         if env.get("FP4", "").lower() == "true" or (config and "_fp4" in config):
             precision = "nvfp4"
         elif env.get("FP8", "").lower() == "true":
