@@ -50,6 +50,7 @@ class Repo:
         out = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", "HEAD"],
                              check=True, capture_output=True, text=True).stdout
         self.files = out.splitlines()
+        self.file_set = set(self.files)
         self.commit = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "HEAD"], check=True,
                                      capture_output=True, text=True).stdout.strip()
 
@@ -127,12 +128,31 @@ def hydra_defaults(repo, config):
     return out
 
 
+def launch_configs(repo, org, bench):
+    """An organisation's launch configurations of a benchmark (config_*.sh, not the shared
+    config_common*/config_mounts files)."""
+    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    return [f for f in repo.files if f.startswith(prefix) and
+            re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
+            not re.search(r"config_(common|mounts)", f)]
+
+
+def named_for(configs, shape, token=None):
+    """The configurations named for nodes x GPUs (`shape`) and, given `token`, the GPU (B200 not
+    GB200); FP4 variants left out."""
+    out = []
+    for f in configs:
+        name = f.rsplit("/", 1)[1]
+        if shape in name and "fp4" not in name and \
+                (token is None or re.search(rf"(?<!G){token}", name.upper())):
+            out.append(f)
+    return out
+
+
 def find_config(repo, org, bench, sysdir, nodes, per_node, token):
     """The launch configuration of a result and how it was found; (None, None) if none is sure."""
     prefix = f"{org}/benchmarks/{bench}/implementations/"
-    configs = [f for f in repo.files if f.startswith(prefix) and
-               re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
-               not re.search(r"config_(common|mounts)", f)]
+    configs = launch_configs(repo, org, bench)
     for f in repo.files:
         if f.startswith(prefix) and f.endswith(f"README-{sysdir}.md"):
             m = re.search(r"config_[\w.\-]+\.sh", repo.read(f))
@@ -141,29 +161,18 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
                 return hits[0], "named by " + f.rsplit("/", 1)[1]
     shape = f"_{nodes}x{per_node}x"
     own = [f for f in configs if f[len(prefix):].split("/", 1)[0] == sysdir]
-    for pool, how in ((own, "the configuration of the system's own implementation"),
-                      (own, "the system's own implementation's configuration for its nodes x GPUs"),
-                      (configs, "the one configuration named for the system's GPU and nodes x GPUs")):
-        if how.startswith("the configuration of"):
-            hits = pool if len(pool) == 1 else []
-        elif pool is own:
-            hits = [f for f in pool if shape in f.rsplit("/", 1)[1] and "fp4" not in f]
-        else:
-            hits = [f for f in pool if shape in f.rsplit("/", 1)[1] and "fp4" not in f and
-                    re.search(rf"(?<!G){token}", f.rsplit("/", 1)[1].upper())]
-        if len(hits) == 1:
-            return hits[0], how
     # Partners run NVIDIA's reference implementation: its one configuration for the system's GPU
     # and nodes x GPUs, when the submission has none of its own.
-    if org != "NVIDIA":
-        nvidia = f"NVIDIA/benchmarks/{bench}/implementations/"
-        hits = [f for f in repo.files if f.startswith(nvidia) and
-                re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
-                shape in f.rsplit("/", 1)[1] and "fp4" not in f and
-                re.search(rf"(?<!G){token}", f.rsplit("/", 1)[1].upper())]
+    nvidia = named_for(launch_configs(repo, "NVIDIA", bench), shape, token) if org != "NVIDIA" else []
+    for hits, how in ((own, "the configuration of the system's own implementation"),
+                      (named_for(own, shape),
+                       "the system's own implementation's configuration for its nodes x GPUs"),
+                      (named_for(configs, shape, token),
+                       "the one configuration named for the system's GPU and nodes x GPUs"),
+                      (nvidia, "NVIDIA's one configuration for the system's GPU and nodes x GPUs "
+                               "(the submission names none of its own)")):
         if len(hits) == 1:
-            return hits[0], ("NVIDIA's one configuration for the system's GPU and nodes x GPUs "
-                             "(the submission names none of its own)")
+            return hits[0], how
     return None, None
 
 
@@ -195,7 +204,6 @@ def main():
     ap.add_argument("--round", required=True, help="the MLPerf Training round, e.g. 5.1")
     args = ap.parse_args()
     repo = Repo(args.repo)
-    repo.file_set = set(repo.files)
     dev = json.load(open(args.dev))
     templates = {b: next(c for c in dev if c["id"].startswith(p))["model"]
                  for b, (_, p, _) in BENCHMARKS.items()}
