@@ -527,18 +527,22 @@ TEST_CASE("cli: MLPerf v4.0's GPT-3 175B runs to the reference convergence in to
 }
 
 TEST_CASE("cli: MLPerf v3.1's GPT-3 175B series runs from 512 to 10,752 H100", "[cli]") {
-  // calibration/data/holdout/mlperf-training-v3.1.json: NVIDIA's and Azure's GPT-3 runs, one
-  // series from 512 GPUs: the per-GPU rate (GPU-minutes) falls as the runs' does.
+  // calibration/data/holdout/mlperf-training-v3.1.json: NVIDIA's GPT-3 runs, one series from
+  // 512 GPUs: the per-GPU rate (GPU-minutes) falls as the runs' does. Azure's one run is another
+  // submitter's system, measured apart: in no series of NVIDIA's.
   const nlohmann::json doc = validate_holdout("mlperf-training-v3.1.json", 8);
   int points = 0;
   for (const nlohmann::json& p : doc.at("scaling")) {
-    if (p.at("baseline_gpus") != 512) continue;
+    const std::string id = p.at("id").get<std::string>();
+    INFO(id);
+    CHECK(id.starts_with("mlperf-training-v3.1-NVIDIA-"));
+    CHECK(p.at("baseline").get<std::string>().starts_with("mlperf-training-v3.1-NVIDIA-"));
+    CHECK(p.at("baseline_gpus") == 512);
     ++points;
-    INFO(p.at("id").get<std::string>());
     CHECK(p.at("predicted_efficiency").get<double>() < 1.0);
     CHECK(std::abs(p.at("error").get<double>()) < 0.2);
   }
-  CHECK(points == 7);
+  CHECK(points == 6);
 }
 
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {

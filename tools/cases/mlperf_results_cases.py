@@ -307,7 +307,9 @@ def main():
             notes.append(f"{preset} is the nearest preset")
         cases.append({
             "id": f"mlperf-training-v{args.round}-{org}-{sysdir}-{bench}",
-            "source": f"MLPerf Training v{args.round} closed, {bench}",
+            # Each submitter measured its own system: the source names it, so that a scaling
+            # series and an anchor group stay within one submitter's results.
+            "source": f"MLPerf Training v{args.round} closed, {org}, {bench}",
             "source_ref": f"mlcommons/training_results_v{args.round}/{org}/results/{sysdir}/{bench}"
                           f"@{repo.commit}",
             "kind": "training",
