@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Megatron-Bridge performance-summary releases after the dev set, as reference cases.
 
-Reads docs/performance-summary-archive.md of Megatron-Bridge (a markdown file given on the
-command line) and writes the rows of the releases the dev set does not have (26.02 onward) in
-the case format of ../shared/reference/cases (README there). A model's dimensions come from the
+Reads Megatron-Bridge's docs/performance-summary-archive.md and docs/performance-summary.md (the
+current release's page; markdown files given on the command line under their repository names)
+and writes the rows of the releases the dev set does not have (26.02 onward) in the case format
+of ../shared/reference/cases (README there). A model's dimensions come from the
 dev set's 25.11 record of the same model (the same NeMo model config); rows of models the dev set
 has no record of (Nemotron 3 hybrids, Kimi K2 trained with Muon) are listed and skipped.
 
 These cases are an out-of-sample check: predictions are compared with them, never fitted.
 
-    tools/cases/bridge_archive_cases.py ARCHIVE.md ../shared/reference/cases/dev-training.json \
+    git --git-dir M show SHA:docs/performance-summary-archive.md > /tmp/performance-summary-archive.md
+    git --git-dir M show SHA:docs/performance-summary.md > /tmp/performance-summary.md
+    tools/cases/bridge_archive_cases.py ../shared/reference/cases/dev-training.json \
+        /tmp/performance-summary-archive.md /tmp/performance-summary.md \
         --commit SHA > calibration/data/holdout/megatron-bridge-26.json
 """
 import argparse
 import copy
 import json
+import os
 import re
 import sys
 
@@ -54,9 +59,9 @@ def plan_int(cell, default):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("archive")
     ap.add_argument("dev")
-    ap.add_argument("--commit", required=True, help="the archive's Megatron-Bridge commit")
+    ap.add_argument("pages", nargs="+", help="the summary pages, named as in the repository's docs/")
+    ap.add_argument("--commit", required=True, help="the pages' Megatron-Bridge commit")
     args = ap.parse_args()
     dev = json.load(open(args.dev))
     templates = {}
@@ -67,7 +72,8 @@ def main():
     release = task = model = None
     header = None
     cases, skipped = [], {}
-    for line in open(args.archive):
+    lines = [(os.path.basename(page), line) for page in args.pages for line in open(page)]
+    for page, line in lines:
         if line.startswith("## "):
             release = line[3:].split()[0]
             if not re.fullmatch(r"\d\d\.\d\d(\.\d\d)?", release) or release < "26.02":
@@ -122,8 +128,7 @@ def main():
             "id": cid,
             "source": f"NVIDIA Megatron-Bridge performance summary, NeMo {release} container, "
                       f"{task_title}",
-            "source_ref": f"NVIDIA-NeMo/Megatron-Bridge/docs/performance-summary-archive.md@"
-                          f"{args.commit}",
+            "source_ref": f"NVIDIA-NeMo/Megatron-Bridge/docs/{page}@{args.commit}",
             "kind": "training",
             "task": task_name,
             "system": system,
