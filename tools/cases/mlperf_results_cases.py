@@ -93,6 +93,16 @@ def parse_result(text):
     return {"minutes": (stop - start) / 60000.0, "gbs": gbs, "steps": steps, "status": status}
 
 
+def sourced(repo, folder, name):
+    """The file a `source` line names: beside the configuration, else in a folder above it (a
+    submission's configs/ folder sourcing the implementation's shared file)."""
+    while folder.count("/") >= 2:
+        if f"{folder}/{name}" in repo.file_set:
+            return f"{folder}/{name}"
+        folder = folder.rsplit("/", 1)[0]
+    return None
+
+
 def exports(repo, path, seen=None):
     """The variables a launch configuration exports, following its `source` lines in order."""
     seen = seen if seen is not None else set()
@@ -105,7 +115,7 @@ def exports(repo, path, seen=None):
         line = line.split("#", 1)[0].strip()
         m = re.match(r"(?:source|\.)\s+.*?([\w.\-]+\.sh)\s*$", line)
         if m:
-            env.update(exports(repo, f"{folder}/{m.group(1)}", seen))
+            env.update(exports(repo, sourced(repo, folder, m.group(1)), seen))
             continue
         m = re.match(r"(?:export\s+)?([A-Z_][A-Z0-9_]*)=(\S*)", line)
         if m:
@@ -120,6 +130,9 @@ def hydra_defaults(repo, config):
     """The defaults the implementation's Hydra configuration gives environment variables
     (`${oc.env:INTERLEAVED_PIPELINE,12}`)."""
     folder = config.rsplit("/", 1)[0]
+    # The implementation's conf/ folder: beside the configuration, else in a folder above it.
+    while folder.count("/") >= 3 and not any(f.startswith(folder + "/conf/") for f in repo.files):
+        folder = folder.rsplit("/", 1)[0]
     out = {}
     for f in repo.files:
         if f.startswith(folder + "/conf/") and f.endswith(".yaml"):
@@ -130,8 +143,9 @@ def hydra_defaults(repo, config):
 
 def launch_configs(repo, org, bench):
     """An organisation's launch configurations of a benchmark (config_*.sh, not the shared
-    config_common*/config_mounts files)."""
-    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    config_common*/config_mounts files), wherever under the benchmark's folder they are (most
+    submitters keep them in implementations/<name>/, some in configs/<system>/ or at the top)."""
+    prefix = f"{org}/benchmarks/{bench}/"
     return [f for f in repo.files if f.startswith(prefix) and
             re.fullmatch(r"config_[\w.\-]+\.sh", f.rsplit("/", 1)[1]) and
             not re.search(r"config_(common|mounts)", f)]
@@ -151,7 +165,7 @@ def named_for(configs, shape, token=None):
 
 def find_config(repo, org, bench, sysdir, nodes, per_node, token):
     """The launch configuration of a result and how it was found; (None, None) if none is sure."""
-    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    prefix = f"{org}/benchmarks/{bench}/"
     configs = launch_configs(repo, org, bench)
     for f in repo.files:
         if f.startswith(prefix) and f.endswith(f"README-{sysdir}.md"):
@@ -160,11 +174,14 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
             if hits:
                 return hits[0], "named by " + f.rsplit("/", 1)[1]
     shape = f"_{nodes}x{per_node}x"
-    own = [f for f in configs if f[len(prefix):].split("/", 1)[0] == sysdir]
+    # The system's own: a configuration named for it, or in a folder named for it.
+    named = [f for f in configs if f.rsplit("/", 1)[1] == f"config_{sysdir}.sh"]
+    own = [f for f in configs if sysdir in f[len(prefix):].split("/")[:-1]]
     # Partners run NVIDIA's reference implementation: its one configuration for the system's GPU
     # and nodes x GPUs, when the submission has none of its own.
     nvidia = named_for(launch_configs(repo, "NVIDIA", bench), shape, token) if org != "NVIDIA" else []
-    for hits, how in ((own, "the configuration of the system's own implementation"),
+    for hits, how in ((named, "the configuration named for the system"),
+                      (own, "the configuration of the system's own folder"),
                       (named_for(own, shape),
                        "the system's own implementation's configuration for its nodes x GPUs"),
                       (named_for(configs, shape, token),
@@ -266,6 +283,11 @@ def main():
             cp = cp or int(named.group(6))
             if mb is None and gbs == gpus // (tp * pp * cp) * int(named.group(3)):
                 mb = int(named.group(3))  # one micro-batch per step
+        # What the configuration and its name leave unset, its Hydra configuration's default gives.
+        tp = tp or as_int(defaults, "TENSOR_MODEL_PARALLEL", "TP")
+        pp = pp or as_int(defaults, "PIPELINE_MODEL_PARALLEL", "PP")
+        cp = cp or as_int(defaults, "CONTEXT_PARALLEL", "CP")
+        mb = mb or as_int(defaults, "MICRO_BATCH_SIZE", "MBS")
         if tp and pp and cp is None:
             cp = 1  # a configuration that names no context parallelism runs none
         if vp is None and pp and pp > 1:
