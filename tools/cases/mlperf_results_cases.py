@@ -175,7 +175,8 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
                 return hits[0], "named by " + f.rsplit("/", 1)[1]
     shape = f"_{nodes}x{per_node}x"
     # The system's own: a configuration named for it, or in a folder named for it.
-    named = [f for f in configs if f.rsplit("/", 1)[1] == f"config_{sysdir}.sh"]
+    named = [f for f in configs if re.fullmatch(rf"config_{re.escape(sysdir)}(_[\w.\-]*)?\.sh",
+                                                 f.rsplit("/", 1)[1])]
     own = [f for f in configs if sysdir in f[len(prefix):].split("/")[:-1]]
     # Partners run NVIDIA's reference implementation: its one configuration for the system's GPU
     # and nodes x GPUs, when the submission has none of its own.
@@ -186,6 +187,7 @@ def find_config(repo, org, bench, sysdir, nodes, per_node, token):
                        "the system's own implementation's configuration for its nodes x GPUs"),
                       (named_for(configs, shape, token),
                        "the one configuration named for the system's GPU and nodes x GPUs"),
+                      (configs, "the submitter's one configuration of the benchmark"),
                       (nvidia, "NVIDIA's one configuration for the system's GPU and nodes x GPUs "
                                "(the submission names none of its own)")):
         if len(hits) == 1:
