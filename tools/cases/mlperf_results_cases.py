@@ -12,9 +12,10 @@ system preset for, one training case in the format of ../shared/reference/cases 
   runs' logged train_step_time (the logger's per-block mean step time), where the logs have it;
 - the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
   the submission's README names (config_*.sh: exported variables, following its `source` lines;
-  the virtual stages of a pipelined plan that sets none from its Hydra configuration's default),
-  else from the one configuration whose name gives the system's nodes x GPUs and GPU type; the
-  global batch from the logs.
+  what they leave unset, the Hydra configuration's default), else the one named for the system
+  or kept in a folder named for it, else the one whose name gives the system's nodes x GPUs and
+  GPU type, else the submitter's only one, else NVIDIA's (find_config); the global batch from
+  the logs.
 
 A model's dimensions come from the dev set's record of the same model. Results on GPUs without a
 preset (AMD Instinct) or whose logs do not parse are listed on stderr and skipped. The cases are
