@@ -162,6 +162,16 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
     if (choice.moe_a2a_overlap_scope)
       sc.lowering.software.moe_a2a_overlap_scope = *choice.moe_a2a_overlap_scope;
     if (choice.fp8_attention) sc.lowering.software.fp8_attention = *choice.fp8_attention;
+    if (choice.fp8_activation_input) {
+      // Megatron-Core's TransformerConfig allows it for SwiGLU alone (transformer_config.py,
+      // core_v0.15.0: "Storing activation input in FP8 is supported only for SwiGLU").
+      if (*choice.fp8_activation_input && sc.model.mlp != models::MlpKind::swiglu) {
+        throw sim::InputError(root.file(), "/software/fp8_activation_input",
+                              "the activation input is kept in FP8 for SwiGLU MLPs only; this "
+                              "model's MLP is not SwiGLU");
+      }
+      sc.lowering.software.fp8_activation_input = *choice.fp8_activation_input;
+    }
     if (choice.fp8_params) sc.lowering.software.fp8_params = *choice.fp8_params;
     if (choice.optimizer_state_bytes)
       sc.lowering.software.optimizer_state_bytes = *choice.optimizer_state_bytes;
@@ -264,6 +274,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"moe_a2a_overlap_scope", models::to_string(stack.moe_a2a_overlap_scope)},
           {"fp8_attention", stack.fp8_attention},
           {"fp8_params", stack.fp8_params},
+          {"fp8_activation_input", stack.fp8_activation_input},
           {"optimizer_state", models::optimizer_state_name(stack.optimizer_state_bytes)},
           {"fsdp", models::to_string(stack.fsdp)},
           {"moe_dispatcher", models::to_string(stack.moe_dispatcher)},

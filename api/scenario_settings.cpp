@@ -770,6 +770,13 @@ constexpr Setting kSettings[] = {
         "(Transformer Engine's fp8_dpa, Megatron-Bridge's fp8_dot_product_attention): "
         "cuDNN's FP8 fused attention, its inputs and output cast around it; no effect "
         "in BF16"),
+    software_flag<&SoftwareChoice::fp8_activation_input,
+                  &models::SoftwareStack::fp8_activation_input>(
+        "/software/fp8_activation_input",
+        "the SwiGLU activation's input (FC1's output, dense and expert MLPs) is kept for the "
+        "backward in FP8 and cast back before it (Megatron-Core's "
+        "activation_func_fp8_input_store, NVIDIA's MLPerf LoRA configurations' FP8_ACT): one "
+        "byte per element kept instead of two, a cast kernel each way; SwiGLU models only"),
     software_flag<&SoftwareChoice::fp8_params, &models::SoftwareStack::fp8_params>(
         "/software/fp8_params",
         "in an FP8 run the parameters are kept only in FP8 (Transformer Engine's "

@@ -216,3 +216,25 @@ TEST_CASE("the all-to-all overlap scope overrides the preset's and rejects other
                     Catch::Contains("scope.json: /software/moe_a2a_overlap_scope: expected one of "
                                     "modules, chunk"));
 }
+
+TEST_CASE("the activation input in FP8 is a SwiGLU setting; other MLPs reject it",
+          "[settings][bad-input]") {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-b200", "gpus": 8},
+    "model": {"preset": "llama2-70b"},
+    "parallelism": {},
+    "training": {"global_batch": 8, "precision": "fp8", "task": "lora", "seq_len": 8192},
+    "software": {"framework": "nemo", "version": "25.04", "fp8_activation_input": true}
+  })");
+  CHECK_FALSE(models::find_software("nemo-25.04")->fp8_activation_input);
+  CHECK(read_scenario(sim::JsonDocument(doc, "act.json").root())
+            .lowering.software.fp8_activation_input);
+  // Megatron-Core raises for any other activation; so does the reader, at the setting.
+  doc["model"] = {{"preset", "gpt3-175b"}};
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "act.json").root()),
+                    Catch::Contains("act.json: /software/fp8_activation_input: the activation "
+                                    "input is kept in FP8 for SwiGLU MLPs only"));
+  doc["software"]["fp8_activation_input"] = "yes";
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "act.json").root()),
+                    Catch::Contains("act.json: /software/fp8_activation_input"));
+}

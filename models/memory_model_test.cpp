@@ -402,3 +402,42 @@ TEST_CASE("a plan that does not fit says why, with the breakdown", "[memory]") {
   CHECK(ok.fits);
   CHECK(ok.reason.empty());
 }
+
+TEST_CASE("the SwiGLU input kept in FP8 saves a byte per element and casts it each way",
+          "[memory]") {
+  // Megatron-Core's activation_func_fp8_input_store keeps FC1's output (2 x ffn per token) in
+  // FP8 for the activation's backward: one byte per element less in every layer, paid with a
+  // cast after the forward activation (2 bytes read, 1 written) and one before its backward.
+  Case c = llama7b(1, 1, 8);
+  LoweringOptions options;
+  options.software = default_software();
+  const ComputeProfile profile = default_compute_profile(h100());
+  const Workload bf16 = build_workload(c.model, c.plan, c.training, h100(), profile, options);
+  options.software.fp8_activation_input = true;
+  const Workload fp8 = build_workload(c.model, c.plan, c.training, h100(), profile, options);
+  const double elements = 2.0 * c.model.seq_len * c.model.ffn;  // per layer, one sequence
+  const StageMemory a = memory_report(bf16, c.plan, c.training, h100()).stages[0];
+  const StageMemory b = memory_report(fp8, c.plan, c.training, h100()).stages[0];
+  CHECK(a.activations - b.activations == Approx(c.model.layers * elements).epsilon(1e-9));
+  CHECK(b.weights == a.weights);
+  // Each layer's forward and backward gain one cast of 3 bytes per element.
+  auto casts = [&](const PassProgram& pass) {
+    double seconds = 0;
+    int count = 0;
+    for (const WorkOp& op : pass.ops) {
+      if (op.kind != WorkOp::Kind::compute || !std::string_view(op.name).starts_with("cast_act"))
+        continue;
+      seconds += (op.duration - op.overhead).s();
+      ++count;
+    }
+    return std::pair{count, seconds};
+  };
+  const ChunkWork& before = bf16.stages[0].chunks[0];
+  const ChunkWork& after = fp8.stages[0].chunks[0];
+  CHECK(casts(before.forward).first == 0);
+  CHECK(casts(after.forward).first == c.model.layers);
+  CHECK(casts(after.backward).first == c.model.layers);
+  CHECK(casts(after.forward).second ==
+        Approx(c.model.layers * memory_seconds(h100(), profile, 3.0 * elements)).epsilon(1e-9));
+  CHECK(casts(after.backward).second == Approx(casts(after.forward).second).epsilon(1e-12));
+}

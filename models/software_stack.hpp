@@ -140,6 +140,10 @@ struct SoftwareStack {
   /// fp8_dot_product_attention): cuDNN's FP8 (MXFP8 on Blackwell) fused attention, its inputs
   /// cast to FP8 before it and its output back after it.
   bool fp8_attention = false;
+  /// The SwiGLU activation's input (FC1's output) is kept for the backward in FP8 and cast back
+  /// before it (Megatron-Core's activation_func_fp8_input_store): half its activation bytes, one
+  /// cast each way.
+  bool fp8_activation_input = false;
   /// FP8 with per-tensor current scaling instead of delayed scaling (amax history); the recipe
   /// itself is models/precision_recipe.
   bool fp8_current_scaling = false;

@@ -572,11 +572,23 @@ struct LayerEmitter {
   /// The dense MLP's activation over `elements` of the FFN width.
   void activation(ProgramBuilder& b, double elements, bool backward) const {
     const char* name = backward ? "act_bwd" : "act";
+    if (backward) activation_input_cast(b, "cast_act_input_bwd", elements);
     if (software.eager_elementwise && s.gated) {
       b.eager(name, kEagerSwiglu, elements, backward);
     } else {
       b.memory(name, (backward ? 2.0 : 1.0) * (s.gated ? 6.0 : 4.0) * elements);
     }
+    if (!backward) activation_input_cast(b, "cast_act_input", elements);
+  }
+
+  /// Megatron-Core's activation_func_fp8_input_store (SwiGLU only): the activation keeps its
+  /// input, 2 x `elements` of FC1's output, in FP8 for the backward and casts it back before it
+  /// (fused_bias_swiglu.py, core_v0.15.0: `input.to(torch.float8_e4m3fn)` after the forward,
+  /// `.to(ctx.ori_input_dtype)` before the backward), one kernel each way that reads two bytes
+  /// per element and writes one, or reads one and writes two.
+  bool fp8_activation_input() const { return software.fp8_activation_input && s.gated; }
+  void activation_input_cast(ProgramBuilder& b, const char* name, double elements) const {
+    if (fp8_activation_input()) b.memory(name, 3.0 * 2.0 * elements);
   }
 
   /// Eager PyTorch's copies around a flash-attention kernel: grouped-query keys and values
@@ -911,6 +923,7 @@ struct LayerEmitter {
     auto expert_activation = [&](const char* clamp, const char* name) {
       glu_clamp(clamp, false);
       b.memory(name, (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+      activation_input_cast(b, "cast_act_input", routed * e.expert_ffn);
     };
     auto sort_chunks = [&](const char* name) {
       if (local_sort) permutation(name, routed);
@@ -922,12 +935,14 @@ struct LayerEmitter {
         quantize_activation(b, Producer::standalone, Tr * h);
         b.gemm("shared_fc1", lin(), Tr, gate * shared, h);
         b.memory("act", (s.gated ? 6.0 : 4.0) * Tr * shared);
+        activation_input_cast(b, "cast_act_input", Tr * shared);
         quantize_activation(b, Producer::standalone, Tr * shared);
         b.gemm("shared_fc2", lin(), Tr, h, shared);
       } else {
         quantize_gradient(b, Tr * h);
         b.gemm("shared_fc2_dgrad", lin(), Tr, shared, h);
         if (!lora) b.gemm("shared_fc2_wgrad", lin(), shared, h, Tr);
+        activation_input_cast(b, "cast_act_input_bwd", Tr * shared);
         b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * Tr * shared);
         quantize_gradient(b, Tr * gate * shared);
         b.gemm("shared_fc1_dgrad", lin(), Tr, h, gate * shared);
@@ -979,6 +994,7 @@ struct LayerEmitter {
       if (!recompute_full && plan.recomputes(RecomputeModule::moe_act)) {
         expert_activation("act_clamp_recompute", "act_recompute");
       }
+      activation_input_cast(b, "cast_act_input_bwd", routed * e.expert_ffn);
       b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
       glu_clamp("act_clamp_bwd", true);
       quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
@@ -1109,17 +1125,18 @@ struct LayerEmitter {
       bytes +=
           T * s.q_heads * std::min(T / plan.micro_batch, s.attention_span) * a;  // probabilities
     }
+    // FC1's output, the activation's input: in FP8 under activation_func_fp8_input_store.
+    const double act_in = (s.gated ? 2.0 : 1.0) * (fp8_activation_input() ? 1.0 : a);
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
       const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
-      const double gate = s.gated ? 2.0 : 1.0;
       // Permuted tokens (FC1's input) and FC2's output; FC1's output and FC2's input.
       bytes += routed * h * (q + a) +
-               routed * e.expert_ffn * (gate * a + (drops(RecomputeModule::moe_act) ? 0.0 : q));
+               routed * e.expert_ffn * (act_in + (drops(RecomputeModule::moe_act) ? 0.0 : q));
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
-      bytes += s.moe_tokens * shared * (gate * a + q);
+      bytes += s.moe_tokens * shared * (act_in + q);
     } else if (!plan.recomputes(RecomputeModule::mlp)) {  // a recomputed MLP keeps its input only
-      bytes += T * s.ffn * ((s.gated ? 2.0 : 1.0) * a + q);  // fc1 output, activation output
+      bytes += T * s.ffn * (act_in + q);                  // fc1 output, activation output
     }
     return bytes;
   }
