@@ -217,7 +217,7 @@ TEST_CASE("the all-to-all overlap scope overrides the preset's and rejects other
                                     "modules, chunk"));
 }
 
-TEST_CASE("the activation input in FP8 is a SwiGLU setting; other MLPs reject it",
+TEST_CASE("the activation input in FP8 is a SwiGLU setting, which other MLPs reject",
           "[settings][bad-input]") {
   nlohmann::json doc = nlohmann::json::parse(R"({
     "system": {"preset": "dgx-b200", "gpus": 8},
