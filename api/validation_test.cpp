@@ -11,7 +11,7 @@
 
 using namespace fabricsim::api;
 
-TEST_CASE("validation: one error per case, step time inverted; median, p90 and bias",
+TEST_CASE("validation: one error per case, step time inverted, then median, p90 and bias",
           "[validate]") {
   std::vector<ValidationRow> rows;
   auto row = [&](const std::string& id, const std::string& metric, double predicted,

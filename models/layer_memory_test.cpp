@@ -85,7 +85,7 @@ TEST_CASE("recompute_layers: those layers keep their input only and rerun their 
   CHECK(three.forward.compute.s() == none.forward.compute.s());
 }
 
-TEST_CASE("offload_layers: activations leave HBM; the copies cost only what compute cannot hide",
+TEST_CASE("offload_layers: activations leave HBM, the copies costing only what compute cannot hide",
           "[workload][memory]") {
   topologies::GpuSpec gpu = testing::h100();
   const ChunkWork base = middle(build(gpu, Recompute::selective, 0, 0));

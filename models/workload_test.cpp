@@ -1131,7 +1131,7 @@ TEST_CASE("sequence-parallel inputs are quantized on the shard and gathered in l
         }) == 2 * 32);
 }
 
-TEST_CASE("fp8_blockwise changes the step; the recipe's cost shows in fp8_overhead_s",
+TEST_CASE("fp8_blockwise changes the step, the recipe's cost showing in fp8_overhead_s",
           "[workload]") {
   Case c = make_case("llama3-8b", 1, 1, 8, 64);
   c.training.precision = Precision::fp8;

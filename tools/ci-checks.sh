@@ -16,6 +16,14 @@ if ! clang-format --dry-run --Werror $files; then
   exit 1
 fi
 
+echo "== test names CTest runs as written"
+# catch_discover_tests splits a test name at ';' into two CTest entries that each match no test
+# case and pass without running anything.
+if grep -rnE --include='*_test.cpp' 'TEST_CASE\("[^"]*;' .; then
+  echo "test names: a ';' in a TEST_CASE name hides the test from CTest" >&2
+  exit 1
+fi
+
 echo "== ASan + UBSan build (clang, warnings as errors) and every test under it"
 "$root/tools/sanitize.sh"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
