@@ -94,14 +94,19 @@ def parse_result(text):
     return {"minutes": (stop - start) / 60000.0, "gbs": gbs, "steps": steps, "status": status}
 
 
-def sourced(repo, folder, name):
-    """The file a `source` line names: beside the configuration, else in a folder above it (a
-    submission's configs/ folder sourcing the implementation's shared file)."""
+def folders_up(folder):
+    """`folder` and the folders above it, up to the benchmark's (<org>/benchmarks/<benchmark>):
+    where a configuration's sourced files and Hydra configuration may sit (a submission's
+    configs/ folder beside the implementation's shared files)."""
     while folder.count("/") >= 2:
-        if f"{folder}/{name}" in repo.file_set:
-            return f"{folder}/{name}"
+        yield folder
         folder = folder.rsplit("/", 1)[0]
-    return None
+
+
+def sourced(repo, folder, name):
+    """The file a `source` line names: beside the configuration, else in a folder above it."""
+    return next((f"{d}/{name}" for d in folders_up(folder) if f"{d}/{name}" in repo.file_set),
+                None)
 
 
 def exports(repo, path, seen=None):
@@ -130,15 +135,17 @@ def exports(repo, path, seen=None):
 def hydra_defaults(repo, config):
     """The defaults the implementation's Hydra configuration gives environment variables
     (`${oc.env:INTERLEAVED_PIPELINE,12}`)."""
-    folder = config.rsplit("/", 1)[0]
     # The implementation's conf/ folder: beside the configuration, else in a folder above it.
-    while folder.count("/") >= 3 and not any(f.startswith(folder + "/conf/") for f in repo.files):
-        folder = folder.rsplit("/", 1)[0]
+    for folder in folders_up(config.rsplit("/", 1)[0]):
+        yamls = [f for f in repo.files if f.startswith(folder + "/conf/") and f.endswith(".yaml")]
+        if yamls:
+            break
+    else:
+        return {}
     out = {}
-    for f in repo.files:
-        if f.startswith(folder + "/conf/") and f.endswith(".yaml"):
-            for var, default in re.findall(r"oc\.env:(\w+),\s*([^}]+)\}", repo.read(f)):
-                out.setdefault(var, default.strip().strip("'\""))
+    for f in yamls:
+        for var, default in re.findall(r"oc\.env:(\w+),\s*([^}]+)\}", repo.read(f)):
+            out.setdefault(var, default.strip().strip("'\""))
     return out
 
 
