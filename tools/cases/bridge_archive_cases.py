@@ -20,6 +20,7 @@ import argparse
 import copy
 import json
 import os
+import pathlib
 import re
 import sys
 
@@ -72,7 +73,8 @@ def main():
     release = task = model = None
     header = None
     cases, skipped = [], {}
-    lines = [(os.path.basename(page), line) for page in args.pages for line in open(page)]
+    lines = [(os.path.basename(page), line) for page in args.pages
+             for line in pathlib.Path(page).read_text().splitlines(keepends=True)]
     for page, line in lines:
         if line.startswith("## "):
             release = line[3:].split()[0]
