@@ -40,10 +40,14 @@ TEST_CASE("the recipe follows the precision, fp8_blockwise and the stack", "[pre
   CHECK(recipe_of(Precision::fp8, default_software()).linear(31) == Precision::fp8);
 }
 
-TEST_CASE("NVFP4 keeps the paper's first and last layers in BF16, Megatron-Bridge none",
+TEST_CASE("NVFP4 keeps the paper's first and last layers in BF16, the Megatron-Core stacks none",
           "[precision]") {
-  // The paper's 12B model: 62 blocks, the first two and the last eight in BF16.
-  const PrecisionRecipe paper = recipe_of(Precision::nvfp4, default_software(), false, 62);
+  // A stack without a policy of its own (SoftwareStack's defaults): the paper's 12B model, 62
+  // blocks, the first two and the last eight in BF16.
+  SoftwareStack with_paper = default_software();
+  with_paper.nvfp4_bf16_first = SoftwareStack{}.nvfp4_bf16_first;
+  with_paper.nvfp4_bf16_last = SoftwareStack{}.nvfp4_bf16_last;
+  const PrecisionRecipe paper = recipe_of(Precision::nvfp4, with_paper, false, 62);
   CHECK(paper.bf16_first_layers == 2);
   CHECK(paper.bf16_last_layers == 8);
   CHECK_FALSE(paper.quantized(1));
@@ -53,12 +57,16 @@ TEST_CASE("NVFP4 keeps the paper's first and last layers in BF16, Megatron-Bridg
   CHECK(paper.linear(0) == Precision::bf16);
   CHECK(paper.linear(2) == Precision::nvfp4);
   // Scaled to a 31-layer model: round(1) first, round(4) last.
-  const PrecisionRecipe half = recipe_of(Precision::nvfp4, default_software(), false, 31);
+  const PrecisionRecipe half = recipe_of(Precision::nvfp4, with_paper, false, 31);
   CHECK(half.bf16_first_layers == 1);
   CHECK(half.bf16_last_layers == 4);
-  const PrecisionRecipe mb = recipe_of(Precision::nvfp4, bridge(), false, 62);
-  CHECK(mb.quantized(0));
-  CHECK(mb.quantized(61));
+  // Megatron-Core's default (first_last_layers_bf16 off), which the unknown-framework default and
+  // Megatron-Bridge keep.
+  for (const SoftwareStack& none : {default_software(), bridge()}) {
+    const PrecisionRecipe r = recipe_of(Precision::nvfp4, none, false, 62);
+    CHECK(r.quantized(0));
+    CHECK(r.quantized(61));
+  }
   // FP8 recipes keep every layer quantized.
   CHECK(recipe_of(Precision::fp8, default_software(), false, 62).quantized(61));
 }

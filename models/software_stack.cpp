@@ -204,6 +204,17 @@ const SoftwareFact kGroupedLinear{
     "transformer_engine/common/util/multi_stream.cpp get_num_compute_streams() = 4; "
     "Megatron-Core moe/experts.py TEGroupedMLP"};
 
+const SoftwareFact kMcoreNvfp4Layers{
+    "NVFP4 keeps no transformer layer in BF16 unless the run asks: Megatron-Core's "
+    "first_last_layers_bf16 defaults to False; NeMo 2 ships no NVFP4 recipe, and NVIDIA's "
+    "NeMo-based MLPerf Training v5.1 implementation leaves that default "
+    "(FIRST_LAST_LAYERS_BF16 False, NUM_LAYERS_AT_START/END_IN_BF16 0)",
+    "NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py at core_v0.14.0 "
+    "(first_last_layers_bf16: bool = False); NVIDIA/NeMo "
+    "nemo/collections/llm/recipes/precision/mixed_precision.py at v2.5.0rc0 (no NVFP4 recipe); "
+    "mlcommons/training_results_v5.1 NVIDIA/benchmarks/{llama31_8b,llama31_405b}/"
+    "implementations/*/conf/custom.yaml"};
+
 const SoftwareFact kSdpaFlash{
     "attention through torch scaled_dot_product_attention, which runs the FlashAttention-2 "
     "backend: PyTorch made its cuDNN backend opt-in after the 2.5 release (pytorch#138522) until a "
@@ -235,7 +246,8 @@ const SoftwareFact kEagerOps{
 /// dispatcher and GroupedLinear experts (the NeMo releases' stack), then `more`.
 std::vector<SoftwareFact> nemo_stack_facts(const SoftwareFact& buckets,
                                            std::vector<SoftwareFact> more) {
-  std::vector<SoftwareFact> facts = {kTe, kTpOverlap, buckets, kAlltoall, kGroupedLinear};
+  std::vector<SoftwareFact> facts = {kTe,       kTpOverlap,     buckets,
+                                     kAlltoall, kGroupedLinear, kMcoreNvfp4Layers};
   facts.insert(facts.end(), more.begin(), more.end());
   return facts;
 }
@@ -277,6 +289,8 @@ std::vector<SoftwareStack> make_presets() {
     s.version = "r0.8.0";
     s.released = "2024-07";
     s.grad_reduce_fp32 = true;
+    s.nvfp4_bf16_first = 0;
+    s.nvfp4_bf16_last = 0;
     set_mcore_buckets(s);
     s.facts = {kTe,
                kTpOverlap,
@@ -284,6 +298,7 @@ std::vector<SoftwareStack> make_presets() {
                kMegatronFp32Grads,
                kAlltoall,
                kGroupedLinear,
+               kMcoreNvfp4Layers,
                {"no CUDA graphs in the training loop", "Megatron-LM r0.8.0 README, H100 table"}};
     out.push_back(s);
   }
@@ -355,8 +370,6 @@ std::vector<SoftwareStack> make_presets() {
     s.released = "2025-09";
     s.fp8_current_scaling = true;
     s.fp8_params = true;
-    s.nvfp4_bf16_first = 0;
-    s.nvfp4_bf16_last = 0;
     s.cuda_graphs = CudaGraphs::attention;
     s.flop_count = FlopCount::megatron_bridge;
     s.loss = LossKernel::fused;

@@ -86,3 +86,33 @@ TEST_CASE("the 2021-22 Megatron-LM stacks differ from the modern ones as documen
   CHECK(find_software("megatron-bridge-25.11")->loss == LossKernel::fused);
   CHECK(find_software("no-such") == nullptr);
 }
+
+TEST_CASE(
+    "NVFP4 keeps no layer in BF16 on the Megatron-Core stacks and the paper's layers elsewhere",
+    "[software]") {
+  // Megatron-Core's first_last_layers_bf16 defaults to False and NeMo 2 has no NVFP4 recipe: the
+  // NeMo-based MLPerf v5.1 NVFP4 runs (framework nemo 25.09) keep every layer in NVFP4.
+  for (const char* id : {"megatron-core-r0.8.0", "nemo-24.07", "nemo-25.04",
+                         "megatron-bridge-25.09", "megatron-bridge-26.06", "default"}) {
+    INFO(id);
+    const SoftwareStack* s = find_software(id);
+    REQUIRE(s != nullptr);
+    CHECK(s->nvfp4_bf16_first == 0);
+    CHECK(s->nvfp4_bf16_last == 0);
+  }
+  CHECK(software_for("nemo", "25.09", "2025-09").nvfp4_bf16_last == 0);
+  const auto states_policy = [](const SoftwareStack& s) {
+    for (const SoftwareFact& f : s.facts) {
+      if (f.fact.find("first_last_layers_bf16") != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(states_policy(*find_software("nemo-25.04")));
+  CHECK(states_policy(*find_software("megatron-core-r0.8.0")));
+  // Stacks without a policy of their own take the NVFP4 paper's recipe for its 62-block model.
+  for (const char* id : {"torchtitan", "llm-foundry", "nemo-automodel"}) {
+    INFO(id);
+    CHECK(find_software(id)->nvfp4_bf16_first == Approx(2.0 / 62.0));
+    CHECK(find_software(id)->nvfp4_bf16_last == Approx(8.0 / 62.0));
+  }
+}

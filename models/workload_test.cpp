@@ -1183,10 +1183,14 @@ TEST_CASE("a BF16 run is unchanged bit for bit by the FP8 recipe settings", "[wo
 TEST_CASE("GEMMs kept in BF16 are priced at the BF16 rate", "[workload]") {
   const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
   const ComputeProfile p = default_compute_profile(b200);
-  // NVFP4 with the paper's recipe on 32 layers: layer 0 and layers 28-31 stay BF16.
+  // NVFP4 with the paper's recipe (SoftwareStack's defaults) on 32 layers: layer 0 and layers
+  // 28-31 stay BF16.
   Case c = make_case("llama2-7b", 1, 1, 8, 8);
   c.training.precision = Precision::nvfp4;
-  const Workload w = build_with(c, default_software(), b200);
+  SoftwareStack with_paper = default_software();
+  with_paper.nvfp4_bf16_first = SoftwareStack{}.nvfp4_bf16_first;
+  with_paper.nvfp4_bf16_last = SoftwareStack{}.nvfp4_bf16_last;
+  const Workload w = build_with(c, with_paper, b200);
   const PassProgram& fwd = w.stages[0].chunks[0].forward;
   const std::vector<const WorkOp*> qkv = ops_named(fwd, "qkv");
   REQUIRE(qkv.size() == 32);
