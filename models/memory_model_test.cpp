@@ -151,6 +151,33 @@ TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") 
   CHECK_FALSE(find_software("megatron-core-r0.8.0")->fp8_params);
 }
 
+TEST_CASE("a ZeRO parameter gather moves per-tensor FP8 parameters as one byte, MXFP8 in bf16",
+          "[memory]") {
+  // Megatron-Core's fp8_param_gather: a per-tensor-scaled FP8 parameter lives in a uint8 buffer
+  // and is all-gathered as such; an MXFP8 one is gathered in bf16 through the buffer it shares
+  // with the gradients (core_v0.15.0 distributed_data_parallel.py, param_and_grad_buffer.py).
+  Case c = llama7b(1, 1, 8);
+  c.plan.zero = 3;
+  LoweringOptions options;
+  options.software = default_software();
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  auto gathered = [&](Precision p, bool fp8_params) {
+    c.training.precision = p;
+    options.software.fp8_params = fp8_params;
+    return build_workload(c.model, c.plan, c.training, b200, default_compute_profile(b200),
+                          options);
+  };
+  CHECK(gathered(Precision::fp8, true).param_bytes == 1.0);
+  CHECK(gathered(Precision::fp8, false).param_bytes == 2.0);
+  CHECK(gathered(Precision::mxfp8, true).param_bytes == 2.0);
+  CHECK(gathered(Precision::bf16, true).param_bytes == 2.0);
+  // ZeRO-3 holds the shard and the gathered buckets in that form: half the bf16 bytes.
+  const Workload fp8 = gathered(Precision::fp8, true);
+  const Workload bf16 = gathered(Precision::fp8, false);
+  CHECK(memory_report(fp8, c.plan, c.training, b200).stages[0].weights ==
+        Approx(0.5 * memory_report(bf16, c.plan, c.training, b200).stages[0].weights));
+}
+
 TEST_CASE("gradients take the bytes their software reduces them in", "[memory]") {
   // Megatron-Core reduces bf16 training's gradients in fp32; Megatron-Bridge's performance
   // recipes switch that off; fp16 keeps fp32 gradients whatever the software.

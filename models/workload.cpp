@@ -1314,11 +1314,16 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const int mtp_kind = model.layers - 1;
   const double grad_bytes = options.software.gradient_bytes(training.precision);
   w.grad_bytes = grad_bytes;
-  w.param_bytes = 2.0;
   w.optimizer_state_bytes = options.software.optimizer_state_bytes;
   // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps; only
   // those where the parameters are FP8 themselves (FP8 and MXFP8; NVFP4 weights keep bf16).
   const bool fp8_form = recipe.quantizes() && recipe.scaling != ScalingRecipe::nvfp4;
+  // The data-parallel (ZeRO/FSDP) parameter gather moves what the parameters are stored in: with
+  // FP8 parameters (fp8_param_gather) a per-tensor-scaled one (transposes()) is gathered as its
+  // uint8 data, one byte; an MXFP8 one in bf16 through the buffer it shares with the gradients,
+  // then quantized (Megatron-Core core_v0.15.0 distributed_data_parallel.py,
+  // param_and_grad_buffer.py).
+  w.param_bytes = options.software.fp8_params && recipe.transposes() ? 1.0 : 2.0;
   w.weight_bytes = !recipe.quantizes() ? 2.0 : options.software.fp8_params && fp8_form ? 1.0 : 3.0;
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
