@@ -92,7 +92,10 @@ std::string confidence_line(const Confidence& c) {
                         c.precision)
           : fmt::format("GEMM {}: {} points (median {:.1f}%)", c.precision, c.gemm_points,
                         100 * c.gemm_median);
-  out += !c.collective_fitted       ? "; collectives: NCCL-constant defaults, never measured here"
+  // A preset without collective measurements takes a related preset's fit where it has one.
+  out += !c.collective_fitted
+             ? "; collectives: no measurement of this system (a related preset's fit or "
+               "NCCL-constant defaults)"
          : c.collective_points == 1 ? "; collectives: 1 point only"
                                     : fmt::format("; collectives: {} points", c.collective_points);
   if (c.sustained_clock < 1) {

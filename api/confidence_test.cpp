@@ -137,6 +137,9 @@ TEST_CASE("confidence tells announced figures from inherited ones", "[confidence
   CHECK(gb300.unmeasured);
   CHECK_THAT(confidence_line(gb300), Catch::EndsWith("UNMEASURED system: inherited figures only") &&
                                          Catch::Contains("no measurement of this GPU"));
+  // Its collective parameters are GB200 NVL72's fit, not NCCL's constants alone.
+  CHECK_THAT(confidence_line(gb300),
+             Catch::Contains("collectives: no measurement of this system (a related preset's fit"));
   CHECK(confidence_to_json(gb300)["announced"] == false);
   CHECK(confidence_to_json(rubin)["announced"] == true);
 }
