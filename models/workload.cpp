@@ -571,9 +571,16 @@ struct LayerEmitter {
 
   /// The dense MLP's activation over `elements` of the FFN width.
   void activation(ProgramBuilder& b, double elements, bool backward) const {
-    const char* name = backward ? "act_bwd" : "act";
+    activation_pass(b, backward ? "act_bwd" : "act", elements, backward,
+                    software.eager_elementwise);
+  }
+  /// An activation over `elements` of an MLP's width: one fused kernel moving 6 bytes an element
+  /// forward for a GLU, 4 otherwise, twice that backward (eager PyTorch's SwiGLU ops where
+  /// `eager`), with the FP8 input store's casts after the forward and before the backward.
+  void activation_pass(ProgramBuilder& b, const char* name, double elements, bool backward,
+                       bool eager = false) const {
     if (backward) activation_input_cast(b, "cast_act_input_bwd", elements);
-    if (software.eager_elementwise && s.gated) {
+    if (eager && s.gated) {
       b.eager(name, kEagerSwiglu, elements, backward);
     } else {
       b.memory(name, (backward ? 2.0 : 1.0) * (s.gated ? 6.0 : 4.0) * elements);
@@ -922,8 +929,7 @@ struct LayerEmitter {
     // The experts' activation (and GPT-OSS's clamps) over FC1's output, forward or rerun.
     auto expert_activation = [&](const char* clamp, const char* name) {
       glu_clamp(clamp, false);
-      b.memory(name, (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
-      activation_input_cast(b, "cast_act_input", routed * e.expert_ffn);
+      activation_pass(b, name, routed * e.expert_ffn, false);
     };
     auto sort_chunks = [&](const char* name) {
       if (local_sort) permutation(name, routed);
@@ -934,16 +940,14 @@ struct LayerEmitter {
       if (!bwd) {
         quantize_activation(b, Producer::standalone, Tr * h);
         b.gemm("shared_fc1", lin(), Tr, gate * shared, h);
-        b.memory("act", (s.gated ? 6.0 : 4.0) * Tr * shared);
-        activation_input_cast(b, "cast_act_input", Tr * shared);
+        activation_pass(b, "act", Tr * shared, false);
         quantize_activation(b, Producer::standalone, Tr * shared);
         b.gemm("shared_fc2", lin(), Tr, h, shared);
       } else {
         quantize_gradient(b, Tr * h);
         b.gemm("shared_fc2_dgrad", lin(), Tr, shared, h);
         if (!lora) b.gemm("shared_fc2_wgrad", lin(), shared, h, Tr);
-        activation_input_cast(b, "cast_act_input_bwd", Tr * shared);
-        b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * Tr * shared);
+        activation_pass(b, "act_bwd", Tr * shared, true);
         quantize_gradient(b, Tr * gate * shared);
         b.gemm("shared_fc1_dgrad", lin(), Tr, h, gate * shared);
         if (!lora) b.gemm("shared_fc1_wgrad", lin(), h, gate * shared, Tr);
@@ -994,8 +998,7 @@ struct LayerEmitter {
       if (!recompute_full && plan.recomputes(RecomputeModule::moe_act)) {
         expert_activation("act_clamp_recompute", "act_recompute");
       }
-      activation_input_cast(b, "cast_act_input_bwd", routed * e.expert_ffn);
-      b.memory("act_bwd", 2.0 * (s.gated ? 6.0 : 4.0) * routed * e.expert_ffn);
+      activation_pass(b, "act_bwd", routed * e.expert_ffn, true);
       glu_clamp("act_clamp_bwd", true);
       quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
     }
