@@ -15,7 +15,10 @@ system preset for, one training case in the format of ../shared/reference/cases 
   what they leave unset, the Hydra configuration's default), else the one named for the system
   or kept in a folder named for it, else the one whose name gives the system's nodes x GPUs and
   GPU type, else the submitter's only one, else NVIDIA's (find_config); the global batch from
-  the logs.
+  the logs;
+- the framework: NVIDIA's NeMo-based implementation (DeepSpeed where the system description names
+  it) at the NGC container release the implementation's Dockerfile builds on (container_release),
+  else the release the system description names, which can be older than the code that ran.
 
 A model's dimensions come from the dev set's record of the same model. Results on GPUs without a
 preset (AMD Instinct) or whose logs do not parse are listed on stderr and skipped. The cases are
@@ -216,6 +219,34 @@ def framework_of(description):
             "released": f"20{m.group(1)}-{m.group(2)}" if m else None}
 
 
+def container_release(repo, org, bench, config):
+    """The NGC container release (YY.MM) the result's implementation builds on, from its
+    Dockerfile (`ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3` or a `FROM` line), and the
+    Dockerfile: the one beside the launch configuration or in a folder above it, else the one
+    release every Dockerfile of the submitter's implementations of the benchmark names. A system
+    description's framework field can name an older container than the code that ran; the
+    implementation's build file is the code. (None, None) where neither is sure."""
+    def release(path):
+        m = re.search(r"nvcr\.io/[\w\-]+/[\w\-]+:(\d\d)\.(\d\d)", repo.read(path))
+        return f"{m.group(1)}.{m.group(2)}" if m else None
+
+    if config and config.startswith(f"{org}/"):
+        for d in folders_up(config.rsplit("/", 1)[0]):
+            if f"{d}/Dockerfile" in repo.file_set:
+                found = release(f"{d}/Dockerfile")
+                if found:
+                    return found, f"{d}/Dockerfile"
+    # The implementations' own build files: at the benchmark's top or one implementation folder
+    # down (not the third-party trees some submissions vendor below them).
+    top = re.compile(rf"{re.escape(org)}/benchmarks?/{re.escape(bench)}/"
+                     r"(implementations/[^/]+/)?([^/]+/)?Dockerfile")
+    files = [f for f in repo.files if top.fullmatch(f)]
+    found = {release(f) for f in files} - {None}
+    if len(found) == 1:
+        return found.pop(), ", ".join(files)
+    return None, None
+
+
 def as_int(env, *names):
     for n in names:
         v = env.get(n)
@@ -316,6 +347,10 @@ def main():
         model["seq_len"] = seq_len
         framework_name = system.get("framework", "") or system.get("framework_name", "")
         framework = framework_of(framework_name)
+        container, dockerfile = container_release(repo, org, bench, config)
+        if container:
+            framework["version"] = container
+            framework["released"] = f"20{container[:2]}-{container[3:]}"
         measured = {"time_to_train_min": round(score, 3)}
         derived = ["measured.time_to_train_min", "precision"]
         if steps:
@@ -330,6 +365,8 @@ def main():
                  f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
                  f"{factor:.4f}",
                  f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
+        if container:
+            notes.append(f"framework version from the container release {dockerfile} builds on")
         if config:
             notes.append(f"plan from {config} ({how})")
         else:
