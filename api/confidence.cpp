@@ -41,9 +41,10 @@ Confidence assess_confidence(const calibration::CalibrationProfile& profile, con
   c.sustained_clock =
       models::sustained_clock(scenario_gpu(s), profile.compute, p, &c.sustained_assumed);
   // FP8 attention runs where the precision recipe quantizes (models/workload).
-  c.fp8_attention =
-      s.lowering.software.fp8_attention &&
-      models::precision_recipe(s.training, s.lowering.software, s.model.layers).quantizes();
+  c.fp8_attention = s.lowering.software.fp8_attention &&
+                    models::precision_recipe(s.training, s.lowering.software, s.model.layers,
+                                             scenario_gpu(s).generation)
+                        .quantizes();
   // Hybrid-EP's published NVLink rows are all Blackwell's.
   c.hybridep_nvlink_assumed =
       s.model.moe && s.plan.ep > 1 &&

@@ -109,13 +109,17 @@ TEST_CASE("quantization costs agree with Transformer Engine's measured autocast 
   // both with the columnwise copy a backward would need. Per layer, autocast minus pre-quantized:
   // B300 MXFP8 8.984 - 7.161 ms, NVFP4 6.453 - 3.764, FP8 current scaling 9.147 - 6.812; H200 NVL
   // (the SXM part's 4.8 TB/s of HBM) FP8 current scaling 20.285 - 16.785. The model's casts for
-  // the same tensors, at its memory-bound rate, land within 15% of each (0.86, 0.91, 1.00, 1.11).
+  // the same tensors, at its memory-bound rate, land within 15% of each on the block-scaled
+  // recipes and Hopper (0.86, 0.91, 1.11) and at 0.83 for per-tensor FP8 on B300, whose cast
+  // writes one copy for both GEMM layouts (no transpose on Blackwell: TE quantizer.cpp,
+  // is_non_tn_fp8_gemm_supported). All three Blackwell casts run below the model's
+  // memory-bound rate by about as much; the transpose Hopper writes is what keeps H200 above 1.
   const models::SoftwareStack& stack = *models::find_software("megatron-bridge-25.09");
   auto modelled_ms = [&](const char* gpu_id, Precision p) {
     const topologies::GpuSpec& gpu = *topologies::find_gpu(gpu_id);
     models::TrainingConfig training;
     training.precision = p;
-    const models::PrecisionRecipe r = models::precision_recipe(training, stack, 32);
+    const models::PrecisionRecipe r = models::precision_recipe(training, stack, 32, gpu.generation);
     const auto both = [&](models::TensorRole role) {
       return r.bytes_per_element(role, models::Producer::standalone, true);
     };
@@ -127,7 +131,7 @@ TEST_CASE("quantization costs agree with Transformer Engine's measured autocast 
   };
   CHECK(modelled_ms("B300", Precision::mxfp8) / (8.984 - 7.161) == Approx(1.0).margin(0.15));
   CHECK(modelled_ms("B300", Precision::nvfp4) / (6.453 - 3.764) == Approx(1.0).margin(0.15));
-  CHECK(modelled_ms("B300", Precision::fp8) / (9.147 - 6.812) == Approx(1.0).margin(0.15));
+  CHECK(modelled_ms("B300", Precision::fp8) / (9.147 - 6.812) == Approx(0.83).margin(0.02));
   CHECK(modelled_ms("H200-SXM", Precision::fp8) / (20.285 - 16.785) == Approx(1.0).margin(0.15));
 }
 

@@ -82,7 +82,7 @@ TEST_CASE("model states per parameter follow the ZeRO stage", "[memory]") {
   }
 }
 
-TEST_CASE("fp16 keeps fp32 gradients, fp8 keeps an extra byte of weights", "[memory]") {
+TEST_CASE("fp16 keeps fp32 gradients, fp8 on Hopper two extra bytes of weights", "[memory]") {
   Case c = llama7b(1, 1, 8);
   c.plan.zero = 0;
   c.training.precision = Precision::fp16;
@@ -96,15 +96,17 @@ TEST_CASE("fp16 keeps fp32 gradients, fp8 keeps an extra byte of weights", "[mem
   c.training.precision = Precision::fp8;
   r = report(c, &w);
   CHECK(w.grad_bytes == 4);  // the default Megatron-Core stack reduces gradients in fp32
-  CHECK(r.stages[0].weights == Approx(3 * params).epsilon(1e-12));
+  // bf16, the FP8 copy and its transpose (Hopper's FP8 GEMMs read only the TN layout).
+  CHECK(r.stages[0].weights == Approx(4 * params).epsilon(1e-12));
   CHECK(r.stages[0].gradients == Approx(4 * params).epsilon(1e-12));
   CHECK(r.stages[0].optimizer == Approx(12 * params).epsilon(1e-12));
 }
 
-TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") {
+TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters drop the bf16 weights", "[memory]") {
   // Apex's DistributedFusedAdam with dtype bf16 keeps its parameter copy and both moments in
   // bf16 (6 bytes per trained parameter, against 12 in fp32), sharded by ZeRO-1 as before; FP8
-  // parameters drop the bf16 weights beside their FP8 form (1 byte against 2 + 1). The
+  // parameters drop the bf16 weights beside their FP8 form (on Hopper the FP8 data and its
+  // transpose, 2 bytes against 2 + 2). The
   // optimizer step reads and writes that state: 6 x state bytes, plus the gradient and the
   // written copy (10), per parameter of the shard.
   Case c = llama7b(1, 1, 8);
@@ -123,8 +125,8 @@ TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") 
   const StageMemory b = memory_report(bf16, c.plan, c.training, h100()).stages[0];
   CHECK(a.optimizer == Approx(12 * params / 8).epsilon(1e-12));
   CHECK(b.optimizer == Approx(6 * params / 8).epsilon(1e-12));
-  CHECK(a.weights == Approx(3 * params).epsilon(1e-12));
-  CHECK(b.weights == Approx(1 * params).epsilon(1e-12));
+  CHECK(a.weights == Approx(4 * params).epsilon(1e-12));
+  CHECK(b.weights == Approx(2 * params).epsilon(1e-12));
   CHECK(b.gradients == a.gradients);
   CHECK(b.activations == a.activations);
   // The optimizer's traffic: 34 and 22 bytes per parameter of the shard (one launch beside).
@@ -137,13 +139,13 @@ TEST_CASE("Adam's state in bf16 holds 6 bytes, FP8 parameters one", "[memory]") 
   CHECK(adam(fp32) == Approx(34 * params / 8 * per_byte));
   CHECK(adam(bf16) == Approx(22 * params / 8 * per_byte));
   // In bf16 there is no FP8 form to keep alone, and NVFP4 weights (Blackwell) keep their bf16
-  // copy.
+  // copy beside the rowwise and columnwise FP4 ones (16x16 blocks, one E4M3 scale each).
   const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
   for (const auto& [precision, bytes] :
-       {std::pair{Precision::bf16, 2.0}, {Precision::nvfp4, 3.0}}) {
+       {std::pair{Precision::bf16, 2.0}, {Precision::nvfp4, 2.0 + 2 * (0.5 + 1.0 / 256)}}) {
     c.training.precision = precision;
     CHECK(build_workload(c.model, c.plan, c.training, b200, default_compute_profile(b200), options)
-              .weight_bytes == bytes);
+              .weight_bytes == Approx(bytes).epsilon(1e-12));
   }
   // Megatron-Bridge's FP8 and MXFP8 presets gather FP8 parameters (fp8_param_gather).
   CHECK(find_software("megatron-bridge-25.09")->fp8_params);
@@ -467,4 +469,31 @@ TEST_CASE("the SwiGLU input kept in FP8 saves a byte per element and casts it ea
   CHECK(casts(after.forward).second ==
         Approx(c.model.layers * memory_seconds(h100(), profile, 3.0 * elements)).epsilon(1e-9));
   CHECK(casts(after.backward).second == Approx(casts(after.forward).second).epsilon(1e-12));
+}
+
+TEST_CASE("the FP8 weight copies held: a transpose on Hopper only, MXFP8 rowwise and columnwise",
+          "[memory]") {
+  // Transformer Engine quantizes a weight for its forward GEMM (rowwise) and its data-gradient
+  // GEMM (columnwise). A per-tensor FP8 copy serves both on Blackwell, whose FP8 GEMMs read
+  // either layout; Hopper's take only TN, so the columnwise copy is a transpose (TE 2.9
+  // quantizer.cpp, is_non_tn_fp8_gemm_supported). MXFP8 scales along the GEMM's K dimension:
+  // two copies with one E8M0 byte per 32 elements anywhere (module/base.py: usage rowwise and
+  // columnwise while gradients are enabled).
+  Case c = llama7b(1, 1, 8);
+  LoweringOptions options;
+  options.software = default_software();
+  auto held = [&](const topologies::GpuSpec& gpu, Precision p, bool fp8_params) {
+    c.training.precision = p;
+    options.software.fp8_params = fp8_params;
+    return build_workload(c.model, c.plan, c.training, gpu, default_compute_profile(gpu), options)
+        .weight_bytes;
+  };
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  CHECK(held(h100(), Precision::fp8, true) == 2.0);
+  CHECK(held(h100(), Precision::fp8, false) == 4.0);
+  CHECK(held(b200, Precision::fp8, true) == 1.0);
+  CHECK(held(b200, Precision::fp8, false) == 3.0);
+  CHECK(held(b200, Precision::mxfp8, true) == Approx(2 * (1 + 1.0 / 32)).epsilon(1e-12));
+  CHECK(held(b200, Precision::mxfp8, false) == Approx(2 + 2 * (1 + 1.0 / 32)).epsilon(1e-12));
+  CHECK(held(b200, Precision::bf16, true) == 2.0);
 }

@@ -72,6 +72,10 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
                                                    bool columnwise) const {
   const double copies = columnwise ? 2.0 : 1.0;
   const bool weight = role == TensorRole::weight;
+  // Per-tensor scales: the columnwise copy is the rowwise one transposed, where the GPU needs one.
+  const bool transpose = columnwise && transposed_copy;
+  const QuantKernel cast = transpose ? QuantKernel{"cast_transpose", kHigh + 2 * kFp8}
+                                     : QuantKernel{"fp8_cast", kHigh + kFp8};
   switch (scaling) {
     case ScalingRecipe::none:
       return {};
@@ -81,20 +85,16 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
       // (per-tensor scales transpose exactly); any other input is one fused cast + transpose
       // that also records its amax (TE cast_transpose).
       if (producer == Producer::fused && !weight) {
-        if (!columnwise) return {};
+        if (!transpose) return {};
         return {{"fp8_transpose", 2 * kFp8}};
       }
-      return {{"cast_transpose", kHigh + copies * kFp8}};
+      return {cast};
     case ScalingRecipe::current:
       // The scale comes from this tensor's amax: a read pass (fused into the producing norm when
       // there is one), a one-thread scale kernel, then the cast (TE Float8CurrentScalingQuantizer:
       // nvte_compute_amax, nvte_compute_scale_from_amax, nvte_quantize_v2).
-      if (producer == Producer::fused && !weight) {
-        return {{"fp8_scale", 0, kScalarBytes}, {"cast_transpose", kHigh + copies * kFp8}};
-      }
-      return {{"fp8_amax", kHigh},
-              {"fp8_scale", 0, kScalarBytes},
-              {"cast_transpose", kHigh + copies * kFp8}};
+      if (producer == Producer::fused && !weight) return {{"fp8_scale", 0, kScalarBytes}, cast};
+      return {{"fp8_amax", kHigh}, {"fp8_scale", 0, kScalarBytes}, cast};
     case ScalingRecipe::blockwise:
       // Scales are local to a block: no amax pass. 1x128 tiles do not transpose, so the
       // columnwise copy is quantized again from the BF16 tensor in the same kernel (TE
@@ -153,6 +153,23 @@ double PrecisionRecipe::gathered_bytes() const {
   return kHigh;
 }
 
+double PrecisionRecipe::weight_copy_bytes() const {
+  switch (scaling) {
+    case ScalingRecipe::none:
+      return 0;
+    case ScalingRecipe::delayed:
+    case ScalingRecipe::current:
+      return transposed_copy ? 2 * kFp8 : kFp8;
+    case ScalingRecipe::blockwise:
+      return 2 * copy_bytes(kFp8, kFp32Scale, kWeightBlock);
+    case ScalingRecipe::mxfp8:
+      return 2 * copy_bytes(kFp8, 1.0, kMxBlock);
+    case ScalingRecipe::nvfp4:
+      return 2 * copy_bytes(kFp4, 1.0, kNvWeightBlock);
+  }
+  return 0;
+}
+
 double PrecisionRecipe::scale_update_bytes(int tensors) const {
   if (scaling != ScalingRecipe::delayed) return 0;
   // Read and write every tensor's FP32 amax history once (TE
@@ -161,9 +178,10 @@ double PrecisionRecipe::scale_update_bytes(int tensors) const {
 }
 
 PrecisionRecipe precision_recipe(const TrainingConfig& training, const SoftwareStack& software,
-                                 int layers) {
+                                 int layers, topologies::GpuGeneration generation) {
   PrecisionRecipe r;
   r.layers = layers;
+  r.transposed_copy = generation != topologies::GpuGeneration::blackwell;
   r.gemm = training.precision;
   switch (training.precision) {
     case Precision::fp8:

@@ -48,6 +48,13 @@ struct PrecisionRecipe {
   int bf16_first_layers = 0;
   int bf16_last_layers = 0;
   int layers = 0;
+  /// The GPU's FP8 GEMMs take only the TN layout (Hopper and earlier): a per-tensor-scaled tensor
+  /// that a GEMM also reads columnwise is kept as a second, transposed FP8 copy. Blackwell's FP8
+  /// GEMMs read either layout from the one copy, so Transformer Engine makes no transpose there
+  /// (is_non_tn_fp8_gemm_supported, compute capability 10.x and later; quantizer.cpp
+  /// with_transpose = columnwise_usage && !non_tn, TE 2.9). Block-scaled copies are quantized
+  /// along the GEMM's K dimension either way.
+  bool transposed_copy = true;
 
   bool quantizes() const { return scaling != ScalingRecipe::none; }
   /// Whether layer `layer` (0-based) runs its linear layers in the low precision.
@@ -62,6 +69,13 @@ struct PrecisionRecipe {
   bool transposes() const {
     return scaling == ScalingRecipe::delayed || scaling == ScalingRecipe::current;
   }
+  /// Whether a tensor needed columnwise too gets a second per-tensor FP8 copy, its transpose.
+  bool keeps_transpose() const { return transposes() && transposed_copy; }
+  /// Bytes per parameter of the quantized weight copies Transformer Engine holds for a step: the
+  /// rowwise copy the forward GEMM reads and the columnwise one the data gradient reads (a
+  /// weight quantizer's usage is rowwise and columnwise while gradients are enabled,
+  /// module/base.py, TE 2.9), with their block scales; 0 without a recipe.
+  double weight_copy_bytes() const;
   /// Whether a tensor quantized on a sequence shard needs the amax of the whole tensor first: one
   /// scale shared by the shards (current scaling; NVFP4's FP32 tensor scale), so TE all-reduces
   /// the shard's amax over the TP group (with_amax_reduction) before the scale and the cast.
@@ -80,8 +94,9 @@ struct PrecisionRecipe {
 
 /// The recipe a run uses: none unless the precision is fp8/mxfp8/nvfp4; for fp8, blockwise with
 /// `training.fp8_blockwise`, else the stack's per-tensor scaling (current or delayed); NVFP4 keeps
-/// the stack's fraction of first and last layers in BF16.
+/// the stack's fraction of first and last layers in BF16; a transposed per-tensor copy before
+/// Blackwell.
 PrecisionRecipe precision_recipe(const TrainingConfig& training, const SoftwareStack& software,
-                                 int layers);
+                                 int layers, topologies::GpuGeneration generation);
 
 }  // namespace fabricsim::models

@@ -1,6 +1,7 @@
 #include "models/precision_recipe.hpp"
 
 #include <catch2/catch.hpp>
+#include <string_view>
 
 using namespace fabricsim::models;
 using fabricsim::topologies::Precision;
@@ -8,11 +9,13 @@ using fabricsim::topologies::Precision;
 namespace {
 
 PrecisionRecipe recipe_of(Precision p, const SoftwareStack& stack, bool blockwise = false,
-                          int layers = 32) {
+                          int layers = 32,
+                          fabricsim::topologies::GpuGeneration generation =
+                              fabricsim::topologies::GpuGeneration::hopper) {
   TrainingConfig t;
   t.precision = p;
   t.fp8_blockwise = blockwise;
-  return precision_recipe(t, stack, layers);
+  return precision_recipe(t, stack, layers, generation);
 }
 
 const SoftwareStack& bridge() {
@@ -94,6 +97,22 @@ TEST_CASE("bytes each recipe moves per BF16 element, in closed form", "[precisio
     CHECK(r.quantize(act, fused, true).size() == 2);
     CHECK(r.quantize(act, fused, true).front().fixed_bytes > 0);
     CHECK(r.scale_update_bytes(10) == 0);
+  }
+  SECTION("per-tensor FP8 on Blackwell: one copy serves both layouts, no transpose") {
+    const auto blackwell = fabricsim::topologies::GpuGeneration::blackwell;
+    const PrecisionRecipe delayed =
+        recipe_of(Precision::fp8, default_software(), false, 32, blackwell);
+    CHECK(bytes(delayed, act, alone, true) == 2 + 1);
+    CHECK(std::string_view(delayed.quantize(act, alone, true).front().name) == "fp8_cast");
+    CHECK(delayed.quantize(act, fused, true).empty());  // the norm's FP8 output is the copy
+    const PrecisionRecipe current = recipe_of(Precision::fp8, bridge(), false, 32, blackwell);
+    CHECK(bytes(current, act, alone, true) == 2 + (2 + 1));
+    CHECK(current.transposes());
+    CHECK_FALSE(current.keeps_transpose());
+    CHECK(recipe_of(Precision::fp8, bridge()).keeps_transpose());
+    // Block scales are along K: two copies on any GPU.
+    CHECK(bytes(recipe_of(Precision::mxfp8, bridge(), false, 32, blackwell), act, alone, true) ==
+          2 + 2 * (1 + 1.0 / 32));
   }
   SECTION("blockwise: both copies from BF16, one FP32 scale per 1x128 tile / 128x128 block") {
     const PrecisionRecipe r = recipe_of(Precision::fp8, bridge(), true);

@@ -456,7 +456,7 @@ struct LayerEmitter {
       }
       b.memory(k.name, k.bytes_per_element * shard + k.fixed_bytes);
     }
-    if (columnwise && recipe.transposes()) b.memory("fp8_transpose", 2.0 * elements);
+    if (columnwise && recipe.keeps_transpose()) b.memory("fp8_transpose", 2.0 * elements);
     b.count_quantized();
   }
   /// Bytes per element a TP all-gather of a GEMM input moves: its quantized copy in a quantized
@@ -1290,7 +1290,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const double slowdown = sm_contention(profile, gpu, channels);
   w.dp_contention = slowdown;
 
-  const PrecisionRecipe recipe = precision_recipe(training, options.software, model.layers);
+  const PrecisionRecipe recipe =
+      precision_recipe(training, options.software, model.layers, gpu.generation);
   if (recipe.quantizes()) {
     w.notes.push_back(fmt::format(
         "low-precision recipe: {} scaling, {} of {} layers kept in BF16", to_string(recipe.scaling),
@@ -1318,8 +1319,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   const double grad_bytes = options.software.gradient_bytes(training.precision);
   w.grad_bytes = grad_bytes;
   w.optimizer_state_bytes = options.software.optimizer_state_bytes;
-  // bf16 weights, plus the low-precision copies (and transposes) Transformer Engine keeps; only
-  // those where the parameters are FP8 themselves (FP8 and MXFP8; NVFP4 weights keep bf16).
+  // bf16 weights, plus the low-precision copies Transformer Engine keeps for the forward and the
+  // data gradient (PrecisionRecipe::weight_copy_bytes); only those where the parameters are FP8
+  // themselves (FP8 and MXFP8; NVFP4 weights keep bf16).
   const bool fp8_form = recipe.quantizes() && recipe.scaling != ScalingRecipe::nvfp4;
   // The data-parallel (ZeRO/FSDP) parameter gather moves what the parameters are stored in: with
   // FP8 parameters (fp8_param_gather) a per-tensor-scaled one (transposes()) is gathered as its
@@ -1327,7 +1329,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   // then quantized (Megatron-Core core_v0.15.0 distributed_data_parallel.py,
   // param_and_grad_buffer.py).
   w.param_bytes = options.software.fp8_params && recipe.transposes() ? 1.0 : 2.0;
-  w.weight_bytes = !recipe.quantizes() ? 2.0 : options.software.fp8_params && fp8_form ? 1.0 : 3.0;
+  w.weight_bytes = options.software.fp8_params && fp8_form ? recipe.weight_copy_bytes()
+                                                           : 2.0 + recipe.weight_copy_bytes();
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
   // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
