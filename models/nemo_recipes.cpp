@@ -9,10 +9,11 @@ namespace fabricsim::models {
 NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
                        std::string_view task) {
   NemoRecipe r;
-  // A LoRA run in FP8 builds its frozen base in FP8 alone in the 24.04 container too: NVIDIA's
-  // MLPerf Training v4.0 llama2_70b_lora (NeMo 24.04, conf/megatron_gpt_peft_tuning_config.yaml
-  // `fp8_params: ${FP8}`, FP8 on).
-  if (version == "24.04" && task == "lora") r.fp8_params = true;
+  // A LoRA run in FP8 builds its frozen base in FP8 alone in the 24.04 and 24.09 containers too:
+  // NVIDIA's NeMo-based llama2_70b_lora of MLPerf Training v4.0 (NeMo 24.04) and the 24.09 one
+  // its partners submitted to v5.0 and v5.1 (Cisco, Krai: pytorch:24.09-py3, NeMo
+  // 24.09-alpha.rc0), conf/megatron_gpt_peft_tuning_config.yaml `fp8_params: ${FP8}`, FP8 on.
+  if ((version == "24.04" || version == "24.09") && task == "lora") r.fp8_params = true;
   const std::string key = model_name_key(model_name);
   // NeMo 2's recipe for Llama 2 70B LoRA at 8,192 tokens, "based on performance optimizations
   // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from

@@ -22,10 +22,12 @@ TEST_CASE("NeMo 24.07's recipes: SFT's bf16 Adam state and FP8 parameters", "[so
     CHECK_FALSE(r.bf16_optimizer_state);
     CHECK_FALSE(r.fp8_params);
   }
-  // Other releases are not read, but for 24.04's LoRA in FP8 (MLPerf Training v4.0's NeMo
-  // implementation keeps its frozen base in FP8).
+  // Other releases are not read, but for 24.04's and 24.09's LoRA in FP8 (the NeMo-based MLPerf
+  // implementations on those containers keep their frozen base in FP8).
   CHECK_FALSE(nemo_recipe("25.04", "Llama-2 70B", "sft").bf16_optimizer_state);
   CHECK(nemo_recipe("24.04", "Llama-2 70B", "lora").fp8_params);
+  CHECK(nemo_recipe("24.09", "Llama-2 70B", "lora").fp8_params);
+  CHECK_FALSE(nemo_recipe("24.09", "Llama-2 70B", "pretrain").fp8_params);
   CHECK_FALSE(nemo_recipe("24.04", "Llama-2 70B", "sft").fp8_params);
   CHECK_FALSE(nemo_recipe("24.04", "Llama-2 70B", "pretrain").fp8_params);
 }
