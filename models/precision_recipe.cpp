@@ -68,14 +68,33 @@ Precision PrecisionRecipe::linear(int layer) const {
   return quantized(layer) ? gemm : Precision::bf16;
 }
 
+double PrecisionRecipe::copy_size(TensorRole role) const {
+  const bool weight = role == TensorRole::weight;
+  switch (scaling) {
+    case ScalingRecipe::none:
+      return kHigh;
+    case ScalingRecipe::delayed:
+    case ScalingRecipe::current:
+      return kFp8;
+    case ScalingRecipe::blockwise:
+      return copy_bytes(kFp8, kFp32Scale, weight ? kWeightBlock : kTile);
+    case ScalingRecipe::mxfp8:
+      return copy_bytes(kFp8, 1.0, kMxBlock);
+    case ScalingRecipe::nvfp4:
+      return copy_bytes(kFp4, 1.0, weight ? kNvWeightBlock : kNvBlock);
+  }
+  return kHigh;
+}
+
 std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer producer,
                                                    bool columnwise) const {
   const double copies = columnwise ? 2.0 : 1.0;
   const bool weight = role == TensorRole::weight;
+  const double copy = copy_size(role);
   // Per-tensor scales: the columnwise copy is the rowwise one transposed, where the GPU needs one.
   const bool transpose = columnwise && transposed_copy;
-  const QuantKernel cast = transpose ? QuantKernel{"cast_transpose", kHigh + 2 * kFp8}
-                                     : QuantKernel{"fp8_cast", kHigh + kFp8};
+  const QuantKernel cast = transpose ? QuantKernel{"cast_transpose", kHigh + 2 * copy}
+                                     : QuantKernel{"fp8_cast", kHigh + copy};
   switch (scaling) {
     case ScalingRecipe::none:
       return {};
@@ -86,7 +105,7 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
       // that also records its amax (TE cast_transpose).
       if (producer == Producer::fused && !weight) {
         if (!transpose) return {};
-        return {{"fp8_transpose", 2 * kFp8}};
+        return {{"fp8_transpose", 2 * copy}};
       }
       return {cast};
     case ScalingRecipe::current:
@@ -99,12 +118,11 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
       // Scales are local to a block: no amax pass. 1x128 tiles do not transpose, so the
       // columnwise copy is quantized again from the BF16 tensor in the same kernel (TE
       // Float8BlockScaling: "both versions are computed from the high precision input").
-      return {{"cast_blockwise",
-               kHigh + copies * copy_bytes(kFp8, kFp32Scale, weight ? kWeightBlock : kTile)}};
+      return {{"cast_blockwise", kHigh + copies * copy}};
     case ScalingRecipe::mxfp8:
       // As blockwise, with 32-element E8M0 blocks along the GEMM's K dimension: rowwise and
       // columnwise copies each from BF16 (TE MXFP8BlockScaling).
-      return {{"cast_mxfp8", kHigh + copies * copy_bytes(kFp8, 1.0, kMxBlock)}};
+      return {{"cast_mxfp8", kHigh + copies * copy}};
     case ScalingRecipe::nvfp4:
       // The FP32 tensor scale needs the tensor's amax first. Weights: 2D 16x16 blocks, no
       // Hadamard transform. Activations and gradients: the rowwise copy is quantized directly;
@@ -114,16 +132,10 @@ std::vector<QuantKernel> PrecisionRecipe::quantize(TensorRole role, Producer pro
       // nvte_hadamard_transform_amax, nvte_quantize_v2,
       // nvte_hadamard_transform_cast_fusion_columnwise). Gradients round stochastically inside
       // the cast kernels: no extra bytes.
-      if (weight) {
-        return {{"fp8_amax", kHigh},
-                {"cast_nvfp4", kHigh + copies * copy_bytes(kFp4, 1.0, kNvWeightBlock)}};
-      }
-      if (!columnwise) {
-        return {{"fp8_amax", kHigh}, {"cast_nvfp4", kHigh + copy_bytes(kFp4, 1.0, kNvBlock)}};
-      }
-      return {{"fp8_amax_rht", kHigh},
-              {"cast_nvfp4", kHigh + copy_bytes(kFp4, 1.0, kNvBlock)},
-              {"cast_nvfp4_rht", kHigh + copy_bytes(kFp4, 1.0, kNvBlock)}};
+      if (weight) return {{"fp8_amax", kHigh}, {"cast_nvfp4", kHigh + copies * copy}};
+      if (!columnwise) return {{"fp8_amax", kHigh}, {"cast_nvfp4", kHigh + copy}};
+      return {
+          {"fp8_amax_rht", kHigh}, {"cast_nvfp4", kHigh + copy}, {"cast_nvfp4_rht", kHigh + copy}};
   }
   return {};
 }
@@ -137,37 +149,13 @@ double PrecisionRecipe::bytes_per_element(TensorRole role, Producer producer,
 }
 
 double PrecisionRecipe::gathered_bytes() const {
-  switch (scaling) {
-    case ScalingRecipe::none:
-      return kHigh;
-    case ScalingRecipe::delayed:
-    case ScalingRecipe::current:
-      return kFp8;
-    case ScalingRecipe::blockwise:
-      return copy_bytes(kFp8, kFp32Scale, kTile);
-    case ScalingRecipe::mxfp8:
-      return copy_bytes(kFp8, 1.0, kMxBlock);
-    case ScalingRecipe::nvfp4:
-      return copy_bytes(kFp4, 1.0, kNvBlock);
-  }
-  return kHigh;
+  return copy_size(TensorRole::activation);
 }
 
 double PrecisionRecipe::weight_copy_bytes() const {
-  switch (scaling) {
-    case ScalingRecipe::none:
-      return 0;
-    case ScalingRecipe::delayed:
-    case ScalingRecipe::current:
-      return transposed_copy ? 2 * kFp8 : kFp8;
-    case ScalingRecipe::blockwise:
-      return 2 * copy_bytes(kFp8, kFp32Scale, kWeightBlock);
-    case ScalingRecipe::mxfp8:
-      return 2 * copy_bytes(kFp8, 1.0, kMxBlock);
-    case ScalingRecipe::nvfp4:
-      return 2 * copy_bytes(kFp4, 1.0, kNvWeightBlock);
-  }
-  return 0;
+  if (!quantizes()) return 0;
+  // One per-tensor FP8 copy serves both layouts where no transpose is kept.
+  return (transposes() && !transposed_copy ? 1.0 : 2.0) * copy_size(TensorRole::weight);
 }
 
 double PrecisionRecipe::scale_update_bytes(int tensors) const {

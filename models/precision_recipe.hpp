@@ -82,6 +82,9 @@ struct PrecisionRecipe {
   bool reduces_amax() const {
     return scaling == ScalingRecipe::current || scaling == ScalingRecipe::nvfp4;
   }
+  /// Bytes per element of one quantized copy of a tensor in `role`, with its share of the block
+  /// scales (weights take the 2D blocks of blockwise FP8 and NVFP4); BF16 without a recipe.
+  double copy_size(TensorRole role) const;
   /// Bytes per element of the quantized copy a tensor-parallel all-gather moves (TE gathers
   /// quantized inputs in their low precision, with their block scales).
   double gathered_bytes() const;

@@ -215,12 +215,18 @@ def framework_of(description):
     m = (re.search(r"nemo[^0-9]{0,25}(\d\d)\.(\d\d)", low) or
          re.search(r"(\d\d)\.(\d\d)[^0-9]{0,3}nemo", low) or re.search(r"(\d\d)\.(\d\d)", low))
     return {"name": "deepspeed" if "deepspeed" in low else "nemo",
-            "version": f"{m.group(1)}.{m.group(2)}" if m else None,
-            "released": f"20{m.group(1)}-{m.group(2)}" if m else None}
+            **release_fields(*(m.groups() if m else (None, None)))}
+
+
+def release_fields(yy, mm):
+    """A container release YY.MM as the case format's framework version and release month."""
+    if yy is None:
+        return {"version": None, "released": None}
+    return {"version": f"{yy}.{mm}", "released": f"20{yy}-{mm}"}
 
 
 def container_release(repo, org, bench, config):
-    """The NGC container release (YY.MM) the result's implementation builds on, from its
+    """The NGC container release ((YY, MM)) the result's implementation builds on, from its
     Dockerfile (`ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:25.09-py3` or a `FROM` line), and the
     Dockerfile: the one beside the launch configuration or in a folder above it, else the one
     release every Dockerfile of the submitter's implementations of the benchmark names. A system
@@ -228,7 +234,7 @@ def container_release(repo, org, bench, config):
     implementation's build file is the code. (None, None) where neither is sure."""
     def release(path):
         m = re.search(r"nvcr\.io/[\w\-]+/[\w\-]+:(\d\d)\.(\d\d)", repo.read(path))
-        return f"{m.group(1)}.{m.group(2)}" if m else None
+        return m.groups() if m else None
 
     if config and config.startswith(f"{org}/"):
         for d in folders_up(config.rsplit("/", 1)[0]):
@@ -349,8 +355,7 @@ def main():
         framework = framework_of(framework_name)
         container, dockerfile = container_release(repo, org, bench, config)
         if container:
-            framework["version"] = container
-            framework["released"] = f"20{container[:2]}-{container[3:]}"
+            framework.update(release_fields(*container))
         measured = {"time_to_train_min": round(score, 3)}
         derived = ["measured.time_to_train_min", "precision"]
         if steps:
