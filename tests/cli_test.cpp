@@ -510,26 +510,39 @@ TEST_CASE("cli: MLPerf Training results run as times to train and step throughpu
 
 TEST_CASE("cli: MLPerf v4.0's GPT-3 175B runs to the reference convergence in tokens", "[cli]") {
   // calibration/data/holdout/mlperf-training-v4.0.json, NVIDIA's rows: GPT-3 175B on 512, 10,752
-  // and 11,616 H100 (RCPs counted in tokens, 2,048 a sequence) and LoRA on 8 to 1,024.
+  // and 11,616 H100 (RCPs counted in tokens, 2,048 a sequence) and LoRA on 8 to 1,024. Each is
+  // measured twice: its time to train and the step rate its log times (GPT-3: the training
+  // blocks between evaluations; LoRA: the callback's throughput).
   const nlohmann::json doc =
       validate_holdout("mlperf-training-v4.0.json", 7, "mlperf-training-v4.0-NVIDIA-");
   int gpt3 = 0;
+  int times = 0;
+  int rates = 0;
   for (const nlohmann::json& row : doc.at("rows")) {
-    CHECK(row.at("metric") == "time_to_train_min");
     const std::string detail = row.at("detail").get<std::string>();
+    INFO(row.at("id").get<std::string>() << ": " << detail);
+    if (row.at("metric") == "tokens_per_s_per_gpu") {
+      ++rates;
+      continue;
+    }
+    CHECK(row.at("metric") == "time_to_train_min");
+    ++times;
     if (detail.find("MLPerf gpt3:") == std::string::npos) continue;
     ++gpt3;
-    INFO(row.at("id").get<std::string>() << ": " << detail);
     // Between the RCPs of batch 2,048 and 3,072: 575,078 to 594,739 sequences.
     CHECK(std::regex_search(detail, std::regex("gpt3: 5[789][0-9]{4} samples to converge")));
   }
   CHECK(gpt3 == 3);
+  CHECK(times == 7);
+  CHECK(rates == 7);
 }
 
 TEST_CASE("cli: MLPerf v3.1's GPT-3 175B series runs from 512 to 10,752 H100", "[cli]") {
   // calibration/data/holdout/mlperf-training-v3.1.json: NVIDIA's GPT-3 runs, one series from
-  // 512 GPUs: the per-GPU rate (GPU-minutes) falls as the runs' does. Azure's one run is another
-  // submitter's system, measured apart: in no series of NVIDIA's.
+  // 512 GPUs in the step rate their logs time (train_step_timing): per GPU it falls as the
+  // runs' does, to three quarters from 10,240, where a step holds 8 micro-batches per pipeline of
+  // 8 stages. Azure's one run is another submitter's system, measured apart: in no
+  // series of NVIDIA's.
   const nlohmann::json doc = validate_holdout("mlperf-training-v3.1.json", 8);
   int points = 0;
   for (const nlohmann::json& p : doc.at("scaling")) {
@@ -538,9 +551,12 @@ TEST_CASE("cli: MLPerf v3.1's GPT-3 175B series runs from 512 to 10,752 H100", "
     CHECK(id.starts_with("mlperf-training-v3.1-NVIDIA-"));
     CHECK(p.at("baseline").get<std::string>().starts_with("mlperf-training-v3.1-NVIDIA-"));
     CHECK(p.at("baseline_gpus") == 512);
+    CHECK(p.at("metric") == "tokens_per_s_per_gpu");
     ++points;
-    CHECK(p.at("predicted_efficiency").get<double>() < 1.0);
-    CHECK(std::abs(p.at("error").get<double>()) < 0.2);
+    // 768 GPUs run the 512 GPUs' plan with more replicas: the same step.
+    CHECK(p.at("predicted_efficiency").get<double>() < 1.001);
+    if (p.at("gpus").get<int>() >= 10240) CHECK(p.at("predicted_efficiency").get<double>() < 0.8);
+    CHECK(std::abs(p.at("error").get<double>()) < 0.1);
   }
   CHECK(points == 6);
 }

@@ -9,7 +9,8 @@ system preset for, one training case in the format of ../shared/reference/cases 
   with the fastest and slowest dropped (training_rules.adoc, "Scoring"), times the result's
   scaling.json factor where it has one;
 - measured.tokens_per_s_per_gpu: global batch x the sequence (8,192 tokens, GPT-3 2,048) / GPUs over the median of the
-  runs' logged train_step_time (the logger's per-block mean step time), where the logs have it;
+  runs' logged step times, where the logs time steps (parse_result: v5.x train_step_time, NeMo
+  23.x train_step_timing, the v4.0 fine-tuning callback's throughput, GPT-3's training blocks);
 - the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
   the submission's README names (config_*.sh: exported variables, following its `source` lines;
   what they leave unset, the Hydra configuration's default), else the one named for the system
@@ -74,10 +75,18 @@ def mllog(text):
                 continue
 
 
-def parse_result(text):
+def parse_result(text, tokens_per_sample=None):
+    """A run's score interval, global batch and step times (seconds). The step times are what
+    the log times, in the first of its dialects it has: `train_step_time` (the v5.x logger's
+    per-block mean step), `train_step_timing` (NeMo 23.x's callback: every step), `throughput`
+    (the v4.0 fine-tuning callback: samples per second over a block's training batches), else,
+    where the benchmark counts its samples in tokens (`tokens_per_sample`: GPT-3), the training
+    blocks between evaluations (block_start..block_stop over the block's epoch_count tokens)."""
     start = stop = None
     gbs = None
-    steps = []
+    timed = {"train_step_time": [], "train_step_timing": [], "throughput": []}
+    blocks = []
+    block = None
     status = None
     for e in mllog(text):
         k = e.get("key")
@@ -89,12 +98,31 @@ def parse_result(text):
         elif k == "global_batch_size":
             gbs = int(e["value"])
         elif k == "tracked_stats" and isinstance(e.get("value"), dict):
-            t = e["value"].get("train_step_time")
-            if t:
-                steps.append(float(t))
+            for key, values in timed.items():
+                t = e["value"].get(key)
+                if t:
+                    values.append(float(t))
+        elif k == "block_start":
+            block = (e["time_ms"], (e.get("metadata") or {}).get("epoch_count"))
+        elif k == "block_stop" and block is not None:
+            if block[1]:
+                blocks.append((e["time_ms"] - block[0], block[1]))
+            block = None
     if start is None or stop is None or gbs is None:
         return None
-    return {"minutes": (stop - start) / 60000.0, "gbs": gbs, "steps": steps, "status": status}
+    timed_by = next((key for key in ("train_step_time", "train_step_timing", "throughput")
+                     if timed[key]), None)
+    if timed_by == "throughput":
+        steps = [gbs / t for t in timed["throughput"]]
+    elif timed_by:
+        steps = timed[timed_by]
+    elif tokens_per_sample and blocks:
+        timed_by = "training blocks"
+        steps = [ms / 1000.0 / (count / (gbs * tokens_per_sample)) for ms, count in blocks]
+    else:
+        steps = []
+    return {"minutes": (stop - start) / 60000.0, "gbs": gbs, "steps": steps, "status": status,
+            "timed_by": timed_by}
 
 
 def folders_up(folder):
@@ -298,7 +326,8 @@ def main():
         nodes = int(system["number_of_nodes"])
         per_node = int(system["accelerators_per_node"])
         gpus = nodes * per_node
-        runs = [r for r in (parse_result(repo.read(f)) for f in sorted(files)) if r]
+        token_counted = BENCHMARKS[bench][2] if bench == "gpt3" else None
+        runs = [r for r in (parse_result(repo.read(f), token_counted) for f in sorted(files)) if r]
         if len(runs) < 3:
             print(f"skipped {name}: {len(runs)} of {len(files)} logs parse (the mirror lacks "
                   "the others' content)", file=sys.stderr)
@@ -370,6 +399,9 @@ def main():
                  f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
                  f"{factor:.4f}",
                  f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
+        if steps:
+            notes.append(f"tokens/s from the runs' {runs[0]['timed_by']} (median step "
+                         f"{statistics.median(steps):.3f} s)")
         if container:
             notes.append(f"framework version from the container release {dockerfile} builds on")
         if config:
