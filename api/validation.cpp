@@ -383,18 +383,20 @@ struct MlperfTime {
   std::optional<models::MlperfRun> run;
   std::string failure;
   std::string summary() const {
-    return fmt::format("MLPerf {}: {:.0f} samples to converge{}, {} evaluations ({:.1f} steps)",
-                       benchmark->name, run->samples,
-                       run->extrapolated
-                           ? fmt::format(" (extrapolated past the largest reference batch, {})",
-                                         benchmark->convergence.back().global_batch)
-                           : "",
-                       run->evaluations, run->eval_steps);
+    return fmt::format(
+        "MLPerf {}: {:.0f} samples to converge{}, {} evaluations of {} validation steps ({:.1f} "
+        "steps)",
+        benchmark->name, run->samples,
+        run->extrapolated ? fmt::format(" (extrapolated past the largest reference batch, {})",
+                                        benchmark->convergence.back().global_batch)
+                          : "",
+        run->evaluations, run->validation_steps, run->eval_steps);
   }
 };
 
-/// The benchmark the scenario trains and its run: evaluations cost the forward FLOPs of their
-/// sequences at the training step's executed rate.
+/// The benchmark the scenario trains and its run: validation steps cost the forward FLOPs of
+/// their global batch at the training step's executed rate (the pipeline fills for a forward-only
+/// step as for a training step, in proportion to its work).
 MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workload) {
   MlperfTime t;
   const int seq_len = models::sequence_length(scenario.training, scenario.model);
@@ -410,8 +412,7 @@ MlperfTime mlperf_time(const Scenario& scenario, const models::Workload& workloa
       models::flops_per_token(scenario.model).total(scenario.training.causal) * seq_len;
   const double fraction =
       workload.executed_flops > 0 ? forward_per_sequence / workload.executed_flops : 0.0;
-  t.run =
-      models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction, scenario.plan.dp);
+  t.run = models::mlperf_run(*t.benchmark, scenario.training.global_batch, fraction);
   if (!t.run) {
     t.failure = fmt::format("{} needs a positive global batch", t.benchmark->name);
   }

@@ -138,7 +138,7 @@ std::optional<Convergence> samples_to_converge(const MlperfBenchmark& benchmark,
 }
 
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,
-                                    double forward_step_fraction, int data_parallel) {
+                                    double forward_step_fraction) {
   const std::optional<Convergence> convergence = samples_to_converge(benchmark, global_batch);
   if (!convergence) return std::nullopt;
   const double samples = convergence->samples;
@@ -154,9 +154,9 @@ std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global
   const int skipped =
       static_cast<int>(std::floor(benchmark.skip_per_batch * global_batch + benchmark.skip_base));
   run.evaluations = std::max(1, reached - skipped);
-  const int replicas = std::max(1, data_parallel);
-  const int rounds = (benchmark.eval_samples + replicas - 1) / replicas;
-  run.eval_steps = run.evaluations * static_cast<double>(rounds) * replicas * forward_step_fraction;
+  run.validation_steps = (benchmark.eval_samples + global_batch - 1) / global_batch;
+  run.eval_steps = run.evaluations * static_cast<double>(run.validation_steps) * global_batch *
+                   forward_step_fraction;
   return run;
 }
 

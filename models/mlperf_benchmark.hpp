@@ -51,19 +51,21 @@ struct Convergence {
 std::optional<Convergence> samples_to_converge(const MlperfBenchmark& benchmark, int global_batch);
 
 /// A run's timed region as MLPerf clocks it, in units of one training step: the steps to the
-/// converged evaluation plus the evaluations run on the way (the converging one included), each
-/// of `eval_samples` sequences whose forward pass costs `forward_step_fraction` of a step per
-/// sequence, dealt whole to `data_parallel` replicas (a replica's share rounded up: the
-/// evaluation lasts as long as its busiest replica).
+/// converged evaluation plus the evaluations run on the way (the converging one included). An
+/// evaluation runs validation steps of one global batch each until it has covered
+/// `eval_samples` (the training loop's validation draws whole global batches: NVIDIA's GPT-3 logs
+/// time three validation steps per evaluation of 5,659 sequences at batches 2,048 and 2,688),
+/// each sequence's forward pass costing `forward_step_fraction` of a training step.
 struct MlperfRun {
   double samples = 0;         ///< samples trained (the convergence point)
   bool extrapolated = false;  ///< the batch lies above the largest reference point
   double train_steps = 0;     ///< samples / global batch
   int evaluations = 0;        ///< evaluations run, the converging one included
-  double eval_steps = 0;      ///< the evaluations' cost in steps
+  int validation_steps = 0;   ///< per evaluation: CEIL(eval_samples / global batch)
+  double eval_steps = 0;      ///< the evaluations' cost in training steps
   double steps() const { return train_steps + eval_steps; }
 };
 std::optional<MlperfRun> mlperf_run(const MlperfBenchmark& benchmark, int global_batch,
-                                    double forward_step_fraction, int data_parallel = 1);
+                                    double forward_step_fraction);
 
 }  // namespace fabricsim::models

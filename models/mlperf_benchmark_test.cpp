@@ -61,11 +61,15 @@ TEST_CASE("mlperf: samples to converge interpolate the reference points linearly
 TEST_CASE("mlperf: a run's steps count the evaluations the rules run", "[mlperf]") {
   const MlperfBenchmark& b = lora();
   // Batch 8: 3,178.7 samples = 397.3 steps; evaluations every 384 sequences reach 8 by then
-  // (3,178.7 / 384 = 8.28), the first FLOOR(0.125 x 8 + 2) = 3 skipped: 5 run.
+  // (3,178.7 / 384 = 8.28), the first FLOOR(0.125 x 8 + 2) = 3 skipped: 5 run, each of
+  // CEIL(173 / 8) = 22 validation steps.
   const MlperfRun r8 = *mlperf_run(b, 8, 0.01);
   CHECK(r8.train_steps == Approx(3178.7 / 8));
   CHECK(r8.evaluations == 5);
-  CHECK(r8.eval_steps == Approx(5 * 173 * 0.01));
+  CHECK(r8.validation_steps == 22);
+  // Each sequence's forward costs 1% of a step: 176 sequences, the last step's 3 beyond the set
+  // included.
+  CHECK(r8.eval_steps == Approx(5 * 22 * 8 * 0.01));
   CHECK(r8.steps() == Approx(r8.train_steps + r8.eval_steps));
   // Batch 9 does not divide 384: every CEIL(384 / 9) = 43 steps, 387 sequences; 3,285.4 samples
   // reach 8 evaluations, FLOOR(1.125 + 2) = 3 skipped.
@@ -73,19 +77,20 @@ TEST_CASE("mlperf: a run's steps count the evaluations the rules run", "[mlperf]
   CHECK(r9.samples == Approx(3178.7 + (4032.0 - 3178.7) / 8));
   CHECK(r9.evaluations == 5);
   CHECK(r9.eval_steps == 0);
-  // Batch 64: 7,779.5 samples reach 20 evaluations, 10 skipped.
+  // Batch 64: 7,779.5 samples reach 20 evaluations, 10 skipped; one validation step covers the
+  // 173 sequences.
   CHECK(mlperf_run(b, 64, 0.0)->evaluations == 10);
+  CHECK(mlperf_run(b, 64, 0.0)->validation_steps == 3);
+  CHECK(mlperf_run(b, 173, 0.0)->validation_steps == 1);
   // Llama 3.1 405B at 1,152: 313,344 samples = 17 evaluations of 18,432, the first
-  // FLOOR(0.0026 x 1152 + 12) = 14 skipped.
+  // FLOOR(0.0026 x 1152 + 12) = 14 skipped; 5,760 sequences are 5 validation steps.
   const MlperfBenchmark* b405 =
       mlperf_benchmark_for(TrainingTask::pretrain, *find_model("llama3-405b"), 8192);
   REQUIRE(b405 != nullptr);
   const MlperfRun r405 = *mlperf_run(*b405, 1152, 1e-3);
   CHECK(r405.evaluations == 3);
-  CHECK(r405.eval_steps == Approx(3 * 5760 * 1e-3));
-  // Dealt to 64 replicas the 173 sequences take 3 rounds, 192 sequences' time; to 173 or 1, 173.
-  CHECK(mlperf_run(b, 8, 0.01, 64)->eval_steps == Approx(5 * 192 * 0.01));
-  CHECK(mlperf_run(b, 8, 0.01, 173)->eval_steps == Approx(r8.eval_steps));
+  CHECK(r405.validation_steps == 5);
+  CHECK(r405.eval_steps == Approx(3 * 5 * 1152 * 1e-3));
   // At least the converging evaluation runs.
   CHECK(mlperf_run(b, 128, 0.0)->evaluations >= 1);
   CHECK(mlperf_run(b, 256, 0.0)->extrapolated);
