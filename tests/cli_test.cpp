@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "calibration/profile.hpp"
 #include "tests/run_cli.hpp"
@@ -559,6 +561,35 @@ TEST_CASE("cli: MLPerf v3.1's GPT-3 175B series runs from 512 to 10,752 H100", "
     CHECK(std::abs(p.at("error").get<double>()) < 0.1);
   }
   CHECK(points == 6);
+}
+
+TEST_CASE("cli: MLPerf v4.1 and v5.0 results run with the step rates their logs time", "[cli]") {
+  // calibration/data/holdout/mlperf-training-v4.1.json and -v5.0.json, NVIDIA's rows: LoRA on 8
+  // H100, H200 and B200 to 1,024 H100 and 512 GB200, GPT-3 on 64 B200 and 256 to 11,616 H100,
+  // the 405B on 256 and 512 GB200 and 512 to 8,192 H100.
+  // Their logs time steps as `train_step_timing in s` (v4.1's GPT-3), `throughput` (v4.x's
+  // callbacks; GPT-3's in tokens per second) or `train_step_time` (v5.0): every result carries a
+  // step rate beside its time, and a GPT-3 rate counts sequences of 2,048 tokens, not tokens.
+  for (const auto& [file, cases] :
+       {std::pair{"mlperf-training-v4.1.json", 9}, std::pair{"mlperf-training-v5.0.json", 12}}) {
+    INFO(file);
+    const std::string round = std::string(file).substr(0, 20);
+    const nlohmann::json doc = validate_holdout(file, cases, round + "-NVIDIA-");
+    std::set<std::string> rates, times;
+    for (const nlohmann::json& row : doc.at("rows")) {
+      const std::string id = row.at("id").get<std::string>();
+      INFO(id);
+      if (row.at("metric") == "time_to_train_min") times.insert(id);
+      if (row.at("metric") != "tokens_per_s_per_gpu") continue;
+      rates.insert(id);
+      if (id.ends_with("-gpt3")) {
+        CHECK(row.at("measured").get<double>() > 500);
+        CHECK(row.at("measured").get<double>() < 5000);
+      }
+    }
+    CHECK(static_cast<int>(rates.size()) == cases);
+    CHECK(rates == times);
+  }
 }
 
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {

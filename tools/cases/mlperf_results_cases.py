@@ -10,7 +10,7 @@ system preset for, one training case in the format of ../shared/reference/cases 
   scaling.json factor where it has one;
 - measured.tokens_per_s_per_gpu: global batch x the sequence (8,192 tokens, GPT-3 2,048) / GPUs over the median of the
   runs' logged step times, where the logs time steps (parse_result: v5.x train_step_time, NeMo
-  23.x train_step_timing, the v4.0 fine-tuning callback's throughput, GPT-3's training blocks);
+  23.x train_step_timing, the v4.x callbacks' throughput, GPT-3's training blocks);
 - the plan (TP, PP, CP, virtual stages, micro-batch) and precision from the launch configuration
   the submission's README names (config_*.sh: exported variables, following its `source` lines;
   what they leave unset, the Hydra configuration's default), else the one named for the system
@@ -78,13 +78,15 @@ def mllog(text):
 def parse_result(text, tokens_per_sample=None):
     """A run's score interval, global batch and step times (seconds). The step times are what
     the log times, in the first of its dialects it has: `train_step_time` (the v5.x logger's
-    per-block mean step), `train_step_timing` (NeMo 23.x's callback: every step), `throughput`
-    (the v4.0 fine-tuning callback: samples per second over a block's training batches), else,
-    where the benchmark counts its samples in tokens (`tokens_per_sample`: GPT-3), the training
-    blocks between evaluations (block_start..block_stop over the block's epoch_count tokens)."""
+    per-block mean step), `train_step_timing` (NeMo 23.x's callback: every step; v4.1's GPT-3
+    names it `train_step_timing in s`), `throughput` (the v4.x callbacks: samples per second over
+    a block's training batches, tokens per second where the benchmark counts its samples in
+    tokens, `tokens_per_sample`: GPT-3), else, for GPT-3, the training blocks between
+    evaluations (block_start..block_stop over the block's epoch_count tokens)."""
     start = stop = None
     gbs = None
-    timed = {"train_step_time": [], "train_step_timing": [], "throughput": []}
+    timed = {"train_step_time": [], "train_step_timing": [], "train_step_timing in s": [],
+             "throughput": []}
     blocks = []
     block = None
     status = None
@@ -110,10 +112,10 @@ def parse_result(text, tokens_per_sample=None):
             block = None
     if start is None or stop is None or gbs is None:
         return None
-    timed_by = next((key for key in ("train_step_time", "train_step_timing", "throughput")
-                     if timed[key]), None)
+    timed_by = next((key for key in timed if timed[key]), None)
     if timed_by == "throughput":
-        steps = [gbs / t for t in timed["throughput"]]
+        # Samples per second; tokens per second where the benchmark counts its samples in tokens.
+        steps = [gbs * (tokens_per_sample or 1) / t for t in timed["throughput"]]
     elif timed_by:
         steps = timed[timed_by]
     elif tokens_per_sample and blocks:
