@@ -77,8 +77,8 @@ TEST_CASE("mlperf: a run's steps count the evaluations the rules run", "[mlperf]
   CHECK(r9.samples == Approx(3178.7 + (4032.0 - 3178.7) / 8));
   CHECK(r9.evaluations == 5);
   CHECK(r9.eval_steps == 0);
-  // Batch 64: 7,779.5 samples reach 20 evaluations, 10 skipped; one validation step covers the
-  // 173 sequences.
+  // Batch 64: 7,779.5 samples reach 20 evaluations, 10 skipped; three validation steps cover the
+  // 173 sequences (192 forwards), one step at batch 173.
   CHECK(mlperf_run(b, 64, 0.0)->evaluations == 10);
   CHECK(mlperf_run(b, 64, 0.0)->validation_steps == 3);
   CHECK(mlperf_run(b, 173, 0.0)->validation_steps == 1);
