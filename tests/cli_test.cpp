@@ -570,11 +570,12 @@ TEST_CASE("cli: MLPerf v4.1 and v5.0 results run with the step rates their logs 
   // Their logs time steps as `train_step_timing in s` (v4.1's GPT-3), `throughput` (v4.x's
   // callbacks; GPT-3's in tokens per second) or `train_step_time` (v5.0): every result carries a
   // step rate beside its time, and a GPT-3 rate counts sequences of 2,048 tokens, not tokens.
-  for (const auto& [file, cases] :
-       {std::pair{"mlperf-training-v4.1.json", 9}, std::pair{"mlperf-training-v5.0.json", 12}}) {
-    INFO(file);
-    const std::string round = std::string(file).substr(0, 20);
-    const nlohmann::json doc = validate_holdout(file, cases, round + "-NVIDIA-");
+  for (const auto& [round, cases] :
+       {std::pair{"mlperf-training-v4.1", 9}, std::pair{"mlperf-training-v5.0", 12}}) {
+    INFO(round);
+    const std::string file = std::string(round) + ".json";
+    const nlohmann::json doc =
+        validate_holdout(file.c_str(), cases, std::string(round) + "-NVIDIA-");
     std::set<std::string> rates, times;
     for (const nlohmann::json& row : doc.at("rows")) {
       const std::string id = row.at("id").get<std::string>();

@@ -37,11 +37,12 @@ import subprocess
 import sys
 
 BENCHMARKS = {
-    # benchmark: (task, dev-set template id prefix, sequence length)
-    "gpt3": ("pretrain", "nemo2407-pretrain-GPT3-175B-", 2048),
-    "llama2_70b_lora": ("lora", "nemo2407-lora-LLAMA2-70B-", 8192),
-    "llama31_8b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3_8B-", 8192),
-    "llama31_405b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3.1_405B-", 8192),
+    # benchmark: (task, dev-set template id prefix, sequence length, whether its logs count
+    # samples in tokens: GPT-3's epoch_count, step and throughput)
+    "gpt3": ("pretrain", "nemo2407-pretrain-GPT3-175B-", 2048, True),
+    "llama2_70b_lora": ("lora", "nemo2407-lora-LLAMA2-70B-", 8192, False),
+    "llama31_8b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3_8B-", 8192, False),
+    "llama31_405b": ("pretrain", "mbridge-25.11-pretraining-LLAMA3.1_405B-", 8192, False),
 }
 # The accelerator name of a system description -> (preset, GPU token of config names). Order
 # matters: GB300 before B300, GB200 before B200.
@@ -300,7 +301,7 @@ def main():
     repo = Repo(args.repo)
     dev = json.load(open(args.dev))
     templates = {b: next(c for c in dev if c["id"].startswith(p))["model"]
-                 for b, (_, p, _) in BENCHMARKS.items()}
+                 for b, (_, p, _, _) in BENCHMARKS.items()}
 
     results = {}
     for f in repo.files:
@@ -328,7 +329,8 @@ def main():
         nodes = int(system["number_of_nodes"])
         per_node = int(system["accelerators_per_node"])
         gpus = nodes * per_node
-        token_counted = BENCHMARKS[bench][2] if bench == "gpt3" else None
+        task, _, seq_len, counts_tokens = BENCHMARKS[bench]
+        token_counted = seq_len if counts_tokens else None
         runs = [r for r in (parse_result(repo.read(f), token_counted) for f in sorted(files)) if r]
         if len(runs) < 3:
             print(f"skipped {name}: {len(runs)} of {len(files)} logs parse (the mirror lacks "
@@ -380,7 +382,6 @@ def main():
             precision = "fp8"  # unstated: the LLM submissions of these rounds train in FP8 or FP4
         plan_known = None not in (tp, pp, cp, mb)
         model = dict(templates[bench])
-        seq_len = BENCHMARKS[bench][2]
         model["seq_len"] = seq_len
         framework_name = system.get("framework", "") or system.get("framework_name", "")
         framework = framework_of(framework_name)
@@ -389,9 +390,9 @@ def main():
             framework.update(release_fields(*container))
         measured = {"time_to_train_min": round(score, 3)}
         derived = ["measured.time_to_train_min", "precision"]
-        if steps:
-            measured["tokens_per_s_per_gpu"] = round(
-                gbs * seq_len / statistics.median(steps) / gpus, 1)
+        step = statistics.median(steps) if steps else None
+        if step:
+            measured["tokens_per_s_per_gpu"] = round(gbs * seq_len / step / gpus, 1)
             derived.append("measured.tokens_per_s_per_gpu")
         if plan_known:
             derived.append("parallelism.dp")
@@ -401,9 +402,9 @@ def main():
                  f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
                  f"{factor:.4f}",
                  f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
-        if steps:
-            notes.append(f"tokens/s from the runs' {runs[0]['timed_by']} (median step "
-                         f"{statistics.median(steps):.3f} s)")
+        if step:
+            notes.append(f"tokens/s from the runs' {runs[0]['timed_by']} "
+                         f"(median step {step:.3f} s)")
         if container:
             notes.append(f"framework version from the container release {dockerfile} builds on")
         if config:
@@ -421,7 +422,7 @@ def main():
             "source_ref": f"mlcommons/training_results_v{args.round}/{org}/results/{sysdir}/{bench}"
                           f"@{repo.commit}",
             "kind": "training",
-            "task": BENCHMARKS[bench][0],
+            "task": task,
             "system": preset,
             "gpus": gpus,
             "precision": precision,
