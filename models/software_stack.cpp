@@ -449,6 +449,32 @@ std::vector<SoftwareStack> make_presets() {
     out.push_back(s);
   }
   {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-26.06.01";
+    s.version = "26.06.01";
+    s.dglu_dbias_factor = 1362.768 / 139.392;
+    s.facts.push_back(
+        {"the fused MoE MLP's dGLU kernel with a bias gradient (GPT-OSS) runs 9.78x the kernel "
+         "without it (cuDNN front end 1.24-1.25; 1.12x once fixed)",
+         "Megatron-Bridge docs/performance-summary-archive.md, 26.06.01 (GPT-OSS 120B's "
+         "regression is NVIDIA/cudnn-frontend#256); NVIDIA/cudnn-frontend#322 (SM100 benchmark "
+         "at the issue's shape: 1362.768 us against 139.392 without the bias gradient)"});
+    out.push_back(s);
+  }
+  {
+    SoftwareStack s = out.back();
+    s.id = "megatron-bridge-26.08";
+    s.version = "26.08";
+    s.released = "2026-08";
+    s.dglu_dbias_factor = SoftwareStack{}.dglu_dbias_factor;
+    s.facts.back() = {
+        "the fused MoE MLP's dGLU kernel with a bias gradient back to 1.12x the kernel without it",
+        "Megatron-Bridge docs/performance-summary-archive.md, 26.06.01 (the regression \"will be "
+        "resolved with the next container release\"); NVIDIA/cudnn-frontend#322 (merged "
+        "2026-06-23)"};
+    out.push_back(s);
+  }
+  {
     SoftwareStack s;
     s.id = "llm-foundry";
     s.framework = "llm-foundry";

@@ -128,6 +128,13 @@ struct SoftwareStack {
   /// input in FC1's epilogue, and their backward in FC2's dgrad epilogue (NVIDIA technical blog
   /// "Boosting MoE Training Throughput with Advanced Fusion Kernels", 2026-06-15).
   bool fused_moe_mlp = false;
+  /// With expert biases (GPT-OSS), the fused MLP's backward kernel (FC2's dgrad with the GLU's
+  /// backward in its epilogue: cuDNN's grouped_gemm_dglu) also reduces FC1's bias gradient: its
+  /// time over the same kernel without that reduction. cuDNN front end's SM100 benchmark at the
+  /// shape of NVIDIA/cudnn-frontend#256 (PR #322, 2026-06-23): 138.96 us without, 155.63 us with
+  /// it (1.12); 1362.77 us against 139.39 before that fix (9.78: versions 1.24 and 1.25, whose
+  /// CUTLASS DSL 4.5 code spilled the reduction's loop to local memory).
+  double dglu_dbias_factor = 155.632 / 138.960;
   /// Expert-parallel all-to-alls run beside compute (Megatron-Core's moe_a2a_overlap, which pairs
   /// one micro-batch's forward with another's backward so each one's all-to-alls hide behind the
   /// other's compute): modelled as each all-to-all running beside the block's compute up to the

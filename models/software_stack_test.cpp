@@ -47,7 +47,12 @@ TEST_CASE("a framework and version map to their preset", "[software]") {
   // Its pre-training FLOP count changed in 26.06 (v0.5.0); the release after keeps it.
   CHECK(software_for("megatron-bridge", "26.04.01", "2026-05").bridge_flop_form ==
         BridgeFlopForm::v0_2);
-  CHECK(software_for("megatron-bridge", "26.06.01", "2026-07").id == "megatron-bridge-26.06");
+  CHECK(software_for("megatron-bridge", "26.06.01", "2026-06").id == "megatron-bridge-26.06.01");
+  CHECK(software_for("megatron-bridge", "26.06.01", "2026-06").bridge_flop_form ==
+        BridgeFlopForm::v0_5);
+  // 26.08 is its own preset: the release after 26.06.01's kernel regression.
+  CHECK(software_for("megatron-bridge", "26.08", "2026-08").id == "megatron-bridge-26.08");
+  CHECK(software_for("megatron-bridge", "26.10", "2026-10").id == "megatron-bridge-26.08");
   CHECK(software_for("llm-foundry", "", "").id == "llm-foundry");
   // A framework without a preset gets the default.
   CHECK(software_for("deepspeed", "0.14", "2024-05").id == "deepspeed-2023");

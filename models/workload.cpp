@@ -61,13 +61,15 @@ class ProgramBuilder {
   }
   /// The `groups` experts' GEMMs of one shape, as the software runs them (models/grouped_gemm);
   /// the host launches each kernel of the multi-stream path.
-  void grouped_gemm(const char* name, Precision p, double m, double n, double k, int groups) {
+  /// An epilogue that reduces more than it writes costs `epilogue` times the plain kernel.
+  void grouped_gemm(const char* name, Precision p, double m, double n, double k, int groups,
+                    double epilogue = 1.0) {
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0) return;
     swizzle_scales(p, (m + n) * k * groups, 2);
     const GroupedGemmCost c = models::grouped_gemm(
         gpu_, profile_, p, m, n, k, groups, software_.grouped_gemm, software_.grouped_gemm_streams);
     kernels_ = c.kernels;
-    compute(name, ComputeKind::gemm, c.seconds, 2.0 * m * n * k * groups);
+    compute(name, ComputeKind::gemm, c.seconds * epilogue, 2.0 * m * n * k * groups);
     program_.ops.back().gemm = {m, n, k, static_cast<double>(groups), 1, p};
   }
   /// Runs the GEMMs `body` adds as `chunks` row chunks (communication-overlap decomposition).
@@ -991,7 +993,9 @@ struct LayerEmitter {
     rows_copy("expert_row_unpad_bwd");
     expert_bias("expert_bias_bwd");
     quantize_experts(b, TensorRole::gradient, routed * h, local_experts);
-    b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts);
+    // Fused, FC2's dgrad carries the GLU's backward and, with expert biases, FC1's bias gradient.
+    const double dbias = software.fused_moe_mlp && e.expert_bias ? software.dglu_dbias_factor : 1.0;
+    b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts, dbias);
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
     if (!software.fused_moe_mlp) {

@@ -1442,6 +1442,36 @@ TEST_CASE("the fused MoE MLP: no activation pass, no host sync, graphable when d
   CHECK(find_op(forward(plain_graphs), "expert_fc1").overhead > slow_host.kernel_gap);
 }
 
+TEST_CASE("the fused MoE MLP's dgrad reduces FC1's bias gradient where experts have biases",
+          "[workload][moe]") {
+  // cuDNN's fused grouped MLP runs on Blackwell.
+  const topologies::GpuSpec& b200 = *topologies::find_gpu("B200");
+  const ComputeProfile profile = default_compute_profile(b200);
+  // The work of FC2's dgrad, launch and gaps aside.
+  auto dgrad = [&](bool bias, const SoftwareStack& stack, bool fused) {
+    Case moe = dropless_ep8();
+    moe.model.moe->expert_bias = bias;
+    LoweringOptions o;
+    o.software = stack;
+    o.software.fused_moe_mlp = fused;
+    const Workload w = build_workload(moe.model, moe.plan, moe.training, b200, profile, o);
+    const WorkOp& op = find_op(w.stages[0].chunks[0].backward, "expert_fc2_dgrad");
+    return (op.duration - op.overhead).s();
+  };
+  const SoftwareStack& fixed = *find_software("megatron-bridge-26.06");
+  const SoftwareStack& regressed = *find_software("megatron-bridge-26.06.01");
+  // cudnn-frontend#322's benchmark: 155.632 us with the bias gradient, 138.960 without; 1362.768
+  // against 139.392 in the 1.24-1.25 kernel.
+  CHECK(dgrad(true, fixed, true) / dgrad(false, fixed, true) == Approx(155.632 / 138.960));
+  CHECK(dgrad(true, regressed, true) / dgrad(false, regressed, true) == Approx(1362.768 / 139.392));
+  // The releases before and after 26.06.01 run the fixed kernel.
+  CHECK(find_software("megatron-bridge-26.08")->dglu_dbias_factor == fixed.dglu_dbias_factor);
+  // Without biases, or unfused (the bias is applied expert by expert outside the GEMM), the
+  // GEMM is the same on every stack.
+  CHECK(dgrad(false, regressed, true) == Approx(dgrad(false, fixed, true)));
+  CHECK(dgrad(true, regressed, false) == Approx(dgrad(false, fixed, false)));
+}
+
 TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, which they slow",
           "[workload][moe]") {
   Case moe = dropless_ep8();
