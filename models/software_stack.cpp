@@ -448,6 +448,8 @@ std::vector<SoftwareStack> make_presets() {
          "num_floating_point_operations() at v0.5.0 (fcbb6031, 2026-06-16; #3029 and #3947)"});
     out.push_back(s);
   }
+  // 26.08 follows 26.06, not 26.06.01's regressed kernel.
+  const size_t bridge_2606 = out.size() - 1;
   {
     SoftwareStack s = out.back();
     s.id = "megatron-bridge-26.06.01";
@@ -462,16 +464,15 @@ std::vector<SoftwareStack> make_presets() {
     out.push_back(s);
   }
   {
-    SoftwareStack s = out.back();
+    SoftwareStack s = out[bridge_2606];
     s.id = "megatron-bridge-26.08";
     s.version = "26.08";
     s.released = "2026-08";
-    s.dglu_dbias_factor = SoftwareStack{}.dglu_dbias_factor;
-    s.facts.back() = {
-        "the fused MoE MLP's dGLU kernel with a bias gradient back to 1.12x the kernel without it",
-        "Megatron-Bridge docs/performance-summary-archive.md, 26.06.01 (the regression \"will be "
-        "resolved with the next container release\"); NVIDIA/cudnn-frontend#322 (merged "
-        "2026-06-23)"};
+    s.facts.push_back(
+        {"the fused MoE MLP's dGLU kernel with a bias gradient back to 1.12x the kernel without it",
+         "Megatron-Bridge docs/performance-summary-archive.md, 26.06.01 (the regression \"will be "
+         "resolved with the next container release\"); NVIDIA/cudnn-frontend#322 (merged "
+         "2026-06-23)"});
     out.push_back(s);
   }
   {

@@ -61,7 +61,7 @@ class ProgramBuilder {
   }
   /// The `groups` experts' GEMMs of one shape, as the software runs them (models/grouped_gemm);
   /// the host launches each kernel of the multi-stream path.
-  /// An epilogue that reduces more than it writes costs `epilogue` times the plain kernel.
+  /// `epilogue`: the kernel's time over the plain GEMM's, for an epilogue that also reduces.
   void grouped_gemm(const char* name, Precision p, double m, double n, double k, int groups,
                     double epilogue = 1.0) {
     if (m <= 0 || n <= 0 || k <= 0 || groups <= 0) return;

@@ -573,9 +573,8 @@ TEST_CASE("cli: MLPerf v4.1 and v5.0 results run with the step rates their logs 
   for (const auto& [round, cases] :
        {std::pair{"mlperf-training-v4.1", 9}, std::pair{"mlperf-training-v5.0", 12}}) {
     INFO(round);
-    const std::string file = std::string(round) + ".json";
-    const nlohmann::json doc =
-        validate_holdout(file.c_str(), cases, std::string(round) + "-NVIDIA-");
+    const std::string name = round;
+    const nlohmann::json doc = validate_holdout((name + ".json").c_str(), cases, name + "-NVIDIA-");
     std::set<std::string> rates, times;
     for (const nlohmann::json& row : doc.at("rows")) {
       const std::string id = row.at("id").get<std::string>();
