@@ -27,8 +27,8 @@ struct Confidence {
   double sustained_clock = 1;
   /// The sustained share is assumed (a Blackwell GPU without a figure of its own takes the H200's).
   bool sustained_assumed = false;
-  /// Attention runs in FP8 (software.fp8_attention in a quantized run), at a speed-up over BF16
-  /// that rests on one H200 figure (models::kFp8AttentionSpeedup).
+  /// Attention runs in FP8 (software.fp8_attention in a quantized run), at speed-ups over BF16
+  /// that rest on one cuDNN benchmark a generation (models::fp8_attention_speedup).
   bool fp8_attention = false;
   /// MoE tokens cross NVLink through Hybrid-EP on a GPU that is not a Blackwell: its NVLink rates
   /// come from B200/GB200 rows only (models/moe_alltoall).

@@ -123,7 +123,7 @@ TEST_CASE("the attention model against cuDNN and FlashAttention-2 measured on an
       return models::attention_seconds(h200(), profile.compute, flops * (backward ? 2.5 : 1.0),
                                        backward, span) /
              models::attention_library_factor(kernel, h200().generation, backward) /
-             models::attention_head_dim_factor(kernel, width, backward);
+             models::attention_head_dim_factor(kernel, width, backward, h200().generation);
     };
     const double fwd = row["fwd_s"];
     const double bwd = row["fwd_bwd_s"].get<double>() - fwd;
@@ -148,28 +148,29 @@ TEST_CASE("the attention model against cuDNN and FlashAttention-2 measured on an
 TEST_CASE("attention's head-width term: slower below the calibrated width, 1 from it up",
           "[calibration][h200]") {
   using models::AttentionKernel;
+  constexpr auto hopper = topologies::GpuGeneration::hopper;
   for (const AttentionKernel k :
        {AttentionKernel::cudnn, AttentionKernel::flash3, AttentionKernel::flash2}) {
     for (const bool backward : {false, true}) {
-      CHECK(models::attention_head_dim_factor(k, 128, backward) == Approx(1.0));
-      CHECK(models::attention_head_dim_factor(k, 64, backward) < 0.95);
-      CHECK(models::attention_head_dim_factor(k, 96, backward) >
-            models::attention_head_dim_factor(k, 64, backward));
-      CHECK(models::attention_head_dim_factor(k, 192, backward) == 1.0);
+      CHECK(models::attention_head_dim_factor(k, 128, backward, hopper) == Approx(1.0));
+      CHECK(models::attention_head_dim_factor(k, 64, backward, hopper) < 0.95);
+      CHECK(models::attention_head_dim_factor(k, 96, backward, hopper) >
+            models::attention_head_dim_factor(k, 64, backward, hopper));
+      CHECK(models::attention_head_dim_factor(k, 192, backward, hopper) == 1.0);
     }
   }
   // cuDNN's forward loses the most at width 64 (the measured 0.684).
-  CHECK(models::attention_head_dim_factor(AttentionKernel::cudnn, 64, false) ==
+  CHECK(models::attention_head_dim_factor(AttentionKernel::cudnn, 64, false, hopper) ==
         Approx(0.684).epsilon(0.01));
   // FlashAttention-3's forward at width 64: 0.77 of width 128 (Shah et al. 2024, Fig. 5).
-  CHECK(models::attention_head_dim_factor(AttentionKernel::flash3, 64, false) ==
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash3, 64, false, hopper) ==
         Approx(0.77).epsilon(0.01));
   // FA2's backward loses the least (the measured 0.900).
-  CHECK(models::attention_head_dim_factor(AttentionKernel::flash2, 64, true) ==
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash2, 64, true, hopper) ==
         Approx(0.900).epsilon(0.01));
   // Unmeasured across widths, or priced as GEMMs: no term.
-  CHECK(models::attention_head_dim_factor(AttentionKernel::flash_triton, 64, false) == 1.0);
-  CHECK(models::attention_head_dim_factor(AttentionKernel::unfused, 64, true) == 1.0);
+  CHECK(models::attention_head_dim_factor(AttentionKernel::flash_triton, 64, false, hopper) == 1.0);
+  CHECK(models::attention_head_dim_factor(AttentionKernel::unfused, 64, true, hopper) == 1.0);
 }
 
 TEST_CASE("SM contention: a GEMM beside k held SMs slows as the model's 1 + k/SMs at NCCL's counts",

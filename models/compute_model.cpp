@@ -142,7 +142,7 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
 namespace {
 
 /// The softmax term d0 of a library's width law (attention_head_dim_factor); 0 without one.
-double softmax_width(AttentionKernel kernel, bool backward) {
+double softmax_width(AttentionKernel kernel, bool backward, topologies::GpuGeneration generation) {
   // d0 from torch SDPA on an H200 (calibration/data/h200-2026-12-04/kernels.json: 2k-16k tokens,
   // causal and not, batch x 32 heads): the median rate ratio of width 64 to 128 is, forward /
   // backward, 0.684 / 0.842 for the cuDNN backend and 0.868 / 0.900 for FlashAttention-2, which
@@ -154,8 +154,15 @@ double softmax_width(AttentionKernel kernel, bool backward) {
   // overshoots what is published (FA3 reaches 740 TFLOP/s at width 256, the paper's abstract,
   // against 648 at 128 in Fig. 5: 1.14x, where d0 = 56 would give 1.21), so wider heads keep the
   // width-128 rate.
+  // cuDNN on Blackwell: its softmax term is what Blackwell Ultra's doubled exponential rate
+  // removes half of, so GB300 over GB200 measures it (cuDNN 9.22, calibration/data/
+  // cudnn-sdpa-2026: BF16, widths 128 and 160, 2k-32k tokens, causal and not): 1.19x forward,
+  // 1.09x backward at width 128, which (128 + d0) / (128 + d0 / 2) turns into 60 and 25 (the
+  // forward gives 1.16x at DeepSeek-V3's 160, measured 1.15-1.16x).
+  const bool blackwell = generation >= topologies::GpuGeneration::blackwell;
   switch (kernel) {
     case AttentionKernel::cudnn:
+      if (blackwell) return backward ? 25 : 60;
       return backward ? 30 : 110;
     case AttentionKernel::flash3:
       return backward ? 30 : 56;
@@ -170,18 +177,37 @@ double softmax_width(AttentionKernel kernel, bool backward) {
 
 }  // namespace
 
-double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward) {
-  const double d0 = softmax_width(kernel, backward);
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward,
+                                 topologies::GpuGeneration generation) {
+  const double d0 = softmax_width(kernel, backward, generation);
   constexpr double kCalibrated = 128;
   if (d0 <= 0 || head_dim <= 0 || head_dim >= kCalibrated) return 1.0;
   return head_dim / (head_dim + d0) * (kCalibrated + d0) / kCalibrated;
 }
 
 double attention_exp_rate_factor(AttentionKernel kernel, double head_dim, bool backward,
-                                 double exp_rate) {
-  const double d0 = softmax_width(kernel, backward);
+                                 double exp_rate, topologies::GpuGeneration generation) {
+  const double d0 = softmax_width(kernel, backward, generation);
   if (d0 <= 0 || head_dim <= 0 || exp_rate == 1) return 1.0;
   return (head_dim + d0) / (head_dim + d0 / exp_rate);
+}
+
+double fp8_attention_speedup(topologies::GpuGeneration generation, bool backward,
+                             bool block_scaled) {
+  // Medians of the causal rows at 4k-32k tokens (calibration/data/cudnn-sdpa-2026): Hopper 4 rows
+  // a direction (Llama 3.1 shapes, per-tensor FP8 only), Blackwell 24 (three models, two GPUs).
+  if (generation < topologies::GpuGeneration::blackwell) return backward ? 0.72 : 1.50;
+  if (block_scaled) return backward ? 1.31 : 1.40;
+  return backward ? 1.68 : 1.53;
+}
+
+double banded_tile_keys(topologies::GpuGeneration generation) {
+  // The tile that brings the model's banded rates nearest the measured ones (calibration/data/
+  // cudnn-sdpa-2026, BF16, medians): on the H200 (window 1,024), 128 leaves the model 7% slow
+  // forward and 4% fast backward; on GB200, 256 leaves it 15-18% fast forward and 4% fast to 7%
+  // slow backward (windows 128 and 1,024). Blackwell's kernels
+  // schedule two 128-row query tiles a CTA, which is a 256-row tile here.
+  return generation >= topologies::GpuGeneration::blackwell ? 256 : 128;
 }
 
 // kNormForwardShare, kNormBackwardShare: PyTorch's fused kernels on an H200 of this workplace

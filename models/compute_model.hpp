@@ -59,25 +59,36 @@ double attention_library_factor(AttentionKernel kernel, topologies::GpuGeneratio
 /// relative to width 128, where the attention efficiencies are calibrated. Per score a kernel does
 /// 2 x (q/k + v width) matmul FLOPs on tensor cores but one exponential on the much slower
 /// special-function units whatever the width, so narrow heads spend relatively longer in the
-/// softmax: efficiency ~ d / (d + d0), with d0 per library family and direction fitted to an
-/// H200's SDPA kernels at widths 64 and 128 (compute_model.cpp). 1 from width 128 up (the law
-/// overshoots published wide-head rates), for unfused attention (priced as GEMMs) and for the
-/// Triton FlashAttention (not measured across widths).
-double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward);
+/// softmax: efficiency ~ d / (d + d0), with d0 per library family, direction and generation
+/// (compute_model.cpp: an H200's SDPA kernels at widths 64 and 128; on Blackwell, cuDNN's GB300
+/// over GB200 rates). 1 from width 128 up (the law overshoots published wide-head rates), for
+/// unfused attention (priced as GEMMs) and for the Triton FlashAttention (not measured across
+/// widths).
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool backward,
+                                 topologies::GpuGeneration generation);
 
 /// How much faster an attention library runs on a GPU whose exponential units are `exp_rate`
 /// times its generation's (Blackwell Ultra: 2), at head width `head_dim`: the softmax term d0 of
 /// attention_head_dim_factor's law shrinks by that factor, so efficiency d / (d + d0) becomes
 /// d / (d + d0 / exp_rate). 1 where the library has no such term (unfused, Triton).
 double attention_exp_rate_factor(AttentionKernel kernel, double head_dim, bool backward,
-                                 double exp_rate);
+                                 double exp_rate, topologies::GpuGeneration generation);
 
-/// How much faster cuDNN's FP8 fused attention runs than its BF16 one: NVIDIA's cuDNN 9
-/// announcement measures cuDNN's SDPA on an H200 at up to 2x the best PyTorch eager attention in
-/// BF16 and up to 3x in FP8 ("Accelerating Transformers with NVIDIA cuDNN 9", NVIDIA technical
-/// blog, 2024), 1.5x over one baseline. Taken for the backward and for Blackwell's MXFP8
-/// attention too (assumed: neither is published).
-inline constexpr double kFp8AttentionSpeedup = 3.0 / 2.0;
+/// How much faster cuDNN's FP8 fused attention runs than its BF16 one, causal, at 4k-32k tokens:
+/// the medians of the BF16 over FP8 kernel times of cuDNN's SDPA training benchmark
+/// (calibration/data/cudnn-sdpa-2026, README there). Hopper (cuDNN 9.19 on an H200): 1.50
+/// forward, 0.72 backward (the FP8 backward is slower than the BF16 one). Blackwell (cuDNN 9.22 on
+/// GB200 and GB300, Llama 3.1, DeepSeek-V3 and Kimi K2 shapes): per-tensor FP8 1.53 forward and
+/// 1.68 backward; block-scaled MXFP8 (`block_scaled`: MXFP8 and NVFP4 recipes) 1.40 and 1.31.
+double fp8_attention_speedup(topologies::GpuGeneration generation, bool backward,
+                             bool block_scaled);
+
+/// The keys past its window that a sliding-window (banded) flash kernel computes for each query:
+/// it works in whole tiles, so a tile of queries under a band of w keys runs over w plus a tile's
+/// worth. Fitted to the banded rows of cuDNN's SDPA training benchmark (GPT-OSS's head width 64,
+/// windows of 128 and 1,024 keys, 2k-32k tokens): 128 on Hopper (cuDNN 9.19, H200), 256 on
+/// Blackwell (9.19 and 9.22, GB200 and GB300) (compute_model.cpp).
+double banded_tile_keys(topologies::GpuGeneration generation);
 
 /// Normalization kernels (LayerNorm, RMSNorm) stream more slowly than elementwise kernels: they
 /// reduce over each row before writing it, and the backward makes two passes (row statistics,

@@ -232,24 +232,50 @@ TEST_CASE("attention libraries: FA2 is slower and FA3 faster forward on Hopper, 
 
 TEST_CASE("Blackwell Ultra's doubled exponential rate shrinks attention's softmax term",
           "[compute]") {
-  // efficiency d / (d + d0) becomes d / (d + d0 / 2): cuDNN forward (d0 = 110) at width 128 runs
-  // 238 / 183 = 1.30x, backward (d0 = 30) 158 / 143 = 1.10x; MLA's width 160 forward 1.26x.
+  // efficiency d / (d + d0) becomes d / (d + d0 / 2). cuDNN on Blackwell (d0 = 60 forward, 25
+  // backward, what GB300 over GB200 measures) at width 128 runs 188 / 158 = 1.19x forward and
+  // 153 / 140.5 = 1.09x backward; MLA's width 160 forward 220 / 190 = 1.16x. The Hopper law's d0
+  // (110, 30) would give 238 / 183 and 158 / 143.
   using topologies::find_gpu;
+  using topologies::GpuGeneration;
+  constexpr auto bw = GpuGeneration::blackwell;
   CHECK(find_gpu("B300")->exp_rate == 2);
   CHECK(find_gpu("GB300")->exp_rate == 2);
   CHECK(find_gpu("GB200")->exp_rate == 1);
   CHECK(find_gpu("H100-SXM5")->exp_rate == 1);
-  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, false, 2) == Approx(238.0 / 183.0));
-  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, true, 2) == Approx(158.0 / 143.0));
-  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 160, false, 2) == Approx(270.0 / 215.0));
-  CHECK(attention_exp_rate_factor(AttentionKernel::flash2, 128, false, 2) == Approx(151.0 / 139.5));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, false, 2, bw) ==
+        Approx(188.0 / 158.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, true, 2, bw) ==
+        Approx(153.0 / 140.5));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 160, false, 2, bw) ==
+        Approx(220.0 / 190.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 128, false, 2, GpuGeneration::hopper) ==
+        Approx(238.0 / 183.0));
+  CHECK(attention_exp_rate_factor(AttentionKernel::flash2, 128, false, 2, bw) ==
+        Approx(151.0 / 139.5));
   // No softmax term, no gain; a rate of 1 changes nothing.
-  CHECK(attention_exp_rate_factor(AttentionKernel::unfused, 128, false, 2) == 1);
-  CHECK(attention_exp_rate_factor(AttentionKernel::flash_triton, 128, false, 2) == 1);
-  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 1) == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::unfused, 128, false, 2, bw) == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::flash_triton, 128, false, 2, bw) == 1);
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 1, bw) == 1);
   // Narrow heads gain more than wide ones.
-  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 2) >
-        attention_exp_rate_factor(AttentionKernel::cudnn, 256, false, 2));
+  CHECK(attention_exp_rate_factor(AttentionKernel::cudnn, 64, false, 2, bw) >
+        attention_exp_rate_factor(AttentionKernel::cudnn, 256, false, 2, bw));
+}
+
+TEST_CASE("FP8 attention's speed-ups and banded tiles per generation", "[compute]") {
+  using topologies::GpuGeneration;
+  // cuDNN's benchmark: Hopper's FP8 backward is slower than its BF16 one; Blackwell's per-tensor
+  // FP8 gains more than MXFP8, backward most.
+  CHECK(fp8_attention_speedup(GpuGeneration::hopper, false, false) == 1.50);
+  CHECK(fp8_attention_speedup(GpuGeneration::hopper, true, false) == 0.72);
+  CHECK(fp8_attention_speedup(GpuGeneration::hopper, true, true) == 0.72);
+  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, false, false) == 1.53);
+  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, true, false) == 1.68);
+  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, false, true) == 1.40);
+  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, true, true) == 1.31);
+  CHECK(banded_tile_keys(GpuGeneration::hopper) == 128);
+  CHECK(banded_tile_keys(GpuGeneration::ampere) == 128);
+  CHECK(banded_tile_keys(GpuGeneration::blackwell) == 256);
 }
 
 TEST_CASE("the Triton FlashAttention runs 1/1.8 of FlashAttention-2", "[compute]") {

@@ -25,8 +25,10 @@ std::string launch_source(topologies::HostCpu host) {
 }
 
 std::string attention_source(topologies::GpuGeneration generation) {
-  return generation == topologies::GpuGeneration::hopper ? "cuDNN attention measured on an H200"
-                                                         : "FlashAttention-2 efficiencies";
+  if (generation == topologies::GpuGeneration::hopper) return "cuDNN attention measured on an H200";
+  if (generation >= topologies::GpuGeneration::blackwell)
+    return "cuDNN attention of cuDNN's GB200 benchmark";
+  return "FlashAttention-2 efficiencies";
 }
 
 ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologies::HostCpu host) {
@@ -43,21 +45,27 @@ ComputeProfile default_compute_profile(const topologies::GpuSpec& gpu, topologie
   // causal, 2k-16k tokens, burst clock): 525-643 TFLOP/s forward and 355-486 backward, which the
   // ramp below turns into 0.655 / 0.505 of the 989 TFLOP/s peak (medians over the causal rows).
   // The 2024 cuDNN was close: 574-617 TFLOP/s forward at head dim 128 without a mask, 1k-16k
-  // tokens, on H100 (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, Fig. 5). Blackwell
-  // keeps the earlier estimate until measured: 0.5 / 0.4 (Triton's FA2 kernel measured 430-477
-  // TFLOP/s forward at head dim 128 on H100, pytorch/benchmark ff65cb67). The same Triton data
-  // (329 TFLOP/s at 512 keys, 477 at 16k) give the sequence ramp: span / (span + 220).
+  // tokens, on H100 (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, Fig. 5). Triton's FA2
+  // kernel on H100 (pytorch/benchmark ff65cb67: 329 TFLOP/s at 512 keys, 477 at 16k) gives the
+  // sequence ramp, span / (span + 220), and Volta keeps its rates, 0.5 / 0.4. Blackwell's default
+  // kernel, cuDNN fused attention, is fitted to cuDNN's SDPA training benchmark on a GB200
+  // (calibration/data/ cudnn-sdpa-2026: cuDNN 9.22, Llama 3.1 405B heads, BF16, causal and not,
+  // 2k-32k tokens): 0.70 / 0.56 of the 2.5 PFLOP/s peak with a slower ramp, span / (span +
+  // 500): 1.1-1.7 PFLOP/s forward, 0.9-1.4 backward.
   if (gpu.generation == topologies::GpuGeneration::ampere) {
     p.attention_forward_efficiency = 0.65;
     p.attention_backward_efficiency = 0.5;
   } else if (gpu.generation == topologies::GpuGeneration::hopper) {
     p.attention_forward_efficiency = kHopperAttentionForward;
     p.attention_backward_efficiency = kHopperAttentionBackward;
+  } else if (gpu.generation >= topologies::GpuGeneration::blackwell) {
+    p.attention_forward_efficiency = 0.70;
+    p.attention_backward_efficiency = 0.56;
   } else {
     p.attention_forward_efficiency = 0.5;
     p.attention_backward_efficiency = 0.4;
   }
-  p.attention_span_half = 220;
+  p.attention_span_half = gpu.generation >= topologies::GpuGeneration::blackwell ? 500 : 220;
   // Memory-bound kernels: a device-to-device copy moved 4.3 of the H200's 4.8 TB/s (0.9) on this
   // workplace's H200 (../.library/device/KINDS.md); fused elementwise kernels reach less: 0.8.
   p.memory_efficiency = 0.8;
