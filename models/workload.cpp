@@ -668,7 +668,7 @@ struct LayerEmitter {
   /// whole tiles (banded_tile_keys), and runs no faster in FP8 or on Blackwell Ultra's exponential
   /// units (cuDNN 9.22 on GB200 and GB300: 1.04-1.2x); cuDNN's FP8 backward on Blackwell skips
   /// nothing, computing every key of the sequence for every query (9.19 and 9.22: its time grows
-  /// with the square of the sequence, 1.0-2.0 PFLOP/s over the unmasked square). The unfused
+  /// with the square of the sequence, 0.8-2.0 PFLOP/s over the unmasked square). The unfused
   /// path's full score matrix skips nothing either.
   void attention_core(ProgramBuilder& b, int layer, bool backward) const {
     if (training.unfused_attention) {

@@ -1776,6 +1776,63 @@ TEST_CASE("FP8 attention: cuDNN's FP8 kernel in quantized layers, with its casts
   CHECK(chunk(fp8).forward.compute == chunk(bf16).forward.compute);
 }
 
+TEST_CASE("FP8 attention on Blackwell: a banded layer's backward computes the whole square",
+          "[workload]") {
+  // Llama 3 8B in MXFP8 on one GB200 with a 128-token window on every other layer (GPT-OSS's
+  // pattern), FP8 attention on and off. Full layers run at the MXFP8 speed-ups; a banded
+  // layer's forward gains nothing, and its backward in FP8 computes every key of the sequence
+  // (S = 8192 over the band's w - w^2/2S) at the FP8 backward rate, cuDNN's benchmark's finding.
+  Case c = make_case("llama3-8b", 1, 1, 8, 64);
+  c.training.precision = Precision::mxfp8;
+  c.model.sliding_window = 128;
+  c.model.full_attention_every = 2;
+  const topologies::GpuSpec& gpu = *topologies::find_gpu("GB200");
+  const ComputeProfile p = default_compute_profile(gpu);
+  LoweringOptions bf16;
+  bf16.software.attention = AttentionKernel::cudnn;
+  LoweringOptions fp8 = bf16;
+  fp8.software.fp8_attention = true;
+  const auto chunk = [&](const LoweringOptions& o) {
+    return build_workload(c.model, c.plan, c.training, gpu, p, o).stages[0].chunks[0];
+  };
+  const ChunkWork a = chunk(bf16), b = chunk(fp8);
+  const auto kernel = [](const WorkOp& x) { return (x.duration - x.overhead).s(); };
+  const double S = 8192, w = 128, band = w - w * w / (2 * S);
+  constexpr auto bw = topologies::GpuGeneration::blackwell;
+  // Layers 14 (banded) and 15 (full), past the recipe's BF16 layers if any.
+  REQUIRE(is_windowed_layer(c.model, 14));
+  REQUIRE_FALSE(is_windowed_layer(c.model, 15));
+  for (const bool fwd : {true, false}) {
+    INFO((fwd ? "forward" : "backward"));
+    const char* name = fwd ? "attn" : "attn_bwd";
+    const auto& all_a = ops_named(fwd ? a.forward : a.backward, name);
+    const auto& all_b = ops_named(fwd ? b.forward : b.backward, name);
+    REQUIRE(all_a.size() == 32);
+    // The backward pass runs the layers last to first.
+    const auto at = [&](const std::vector<const WorkOp*>& ops, int layer) {
+      return ops[fwd ? layer : 31 - layer];
+    };
+    const std::vector<const WorkOp*> xa = {at(all_a, 14), at(all_a, 15)};
+    const std::vector<const WorkOp*> xb = {at(all_b, 14), at(all_b, 15)};
+    // Full layer: the block-scaled speed-up.
+    CHECK(kernel(*xb[1]) ==
+          Approx(kernel(*xa[1]) / fp8_attention_speedup(bw, !fwd, true)).epsilon(1e-8));
+    CHECK(xb[0]->flops == xa[0]->flops);
+    CHECK(xb[0]->flops < xa[1]->flops / 30);
+    if (fwd) {
+      CHECK(kernel(*xb[0]) == Approx(kernel(*xa[0])).epsilon(1e-8));
+    } else {
+      // BF16: the band plus a 256-key tile; FP8: the unmasked square, S keys.
+      const double ramp_tile = (band + 256) / (band + 256 + p.attention_span_half);
+      const double ramp_square = S / (S + p.attention_span_half);
+      const double expected = kernel(*xa[0]) * (S / (band + 256)) * (ramp_tile / ramp_square) /
+                              fp8_attention_speedup(bw, true, true);
+      CHECK(kernel(*xb[0]) == Approx(expected).epsilon(1e-8));
+      CHECK(kernel(*xb[0]) > 5 * kernel(*xa[0]));
+    }
+  }
+}
+
 TEST_CASE("Blackwell Ultra runs attention at its exponential units' rate", "[workload]") {
   // The same GB300 with Blackwell's exponential rate: only the attention kernels differ, by the
   // width law's factor (Llama 3 8B: heads of 128, cuDNN).
