@@ -191,7 +191,7 @@ TEST_CASE("cuDNN's benchmark: FP8 attention's speed-ups", "[calibration][cudnn-s
   CHECK(median(magnitudes(hopper)) < 0.12);
 }
 
-TEST_CASE("cuDNN's benchmark: banded layers compute whole tiles; Blackwell's FP8 backward all",
+TEST_CASE("cuDNN's benchmark: banded layers compute whole tiles, Blackwell's FP8 backward all keys",
           "[calibration][cudnn-sdpa]") {
   const std::vector<Row> all = rows();
   // GPT-OSS's head width under windows of 128 keys (9.22) and 1,024 (9.19): BF16 on GB200,
