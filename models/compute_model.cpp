@@ -205,8 +205,8 @@ double banded_tile_keys(topologies::GpuGeneration generation) {
   // The tile that brings the model's banded rates nearest the measured ones (calibration/data/
   // cudnn-sdpa-2026, BF16, medians): on the H200 (window 1,024), 128 leaves the model 7% slow
   // forward and 4% fast backward; on GB200, 256 leaves it 15-18% fast forward and 4% fast to 7%
-  // slow backward (windows 128 and 1,024). Blackwell's kernels
-  // schedule two 128-row query tiles a CTA, which is a 256-row tile here.
+  // slow backward (windows 128 and 1,024). Blackwell's kernels schedule two 128-row query tiles
+  // a CTA, which is a 256-row tile here.
   return generation >= topologies::GpuGeneration::blackwell ? 256 : 128;
 }
 
