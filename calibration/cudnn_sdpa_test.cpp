@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "calibration/fit_quality.hpp"
@@ -59,40 +60,21 @@ const topologies::GpuSpec& gpu(const std::string& name) {
   return *topologies::find_gpu(name == "H200" ? "H200-SXM" : name);
 }
 
-/// The model's seconds for a row, at burst clock, by the rules of the workload's attention
-/// (models/workload.cpp, attention_core): the FLOPs of the keys a query attends, a banded
-/// kernel's whole tiles without FP8's or Blackwell Ultra's gain, Blackwell's FP8 backward over
-/// the whole unmasked square.
+/// The model's seconds for a row, at burst clock: cuDNN's kernel as the workload prices it.
 double predict(const Row& x) {
   const topologies::GpuSpec& g = gpu(x.gpu);
-  const models::ComputeProfile profile = models::default_compute_profile(g);
   const bool banded = x.window > 0 && x.window < x.seq;
   const double keys = banded ? 2 * x.window - x.window * x.window / x.seq : x.seq;
-  const double attended = keys * (x.causal ? 0.5 : 1.0);
-  const double flops =
-      4.0 * x.batch * x.seq * attended * x.heads * x.width * (x.backward ? 2.5 : 1.0);
-  const bool fp8 = x.dtype != "bfloat16";
-  double speedup =
-      fp8 ? models::fp8_attention_speedup(g.generation, x.backward, x.dtype == "mxfp8") : 1.0;
-  double computed = attended;
-  bool exp_gain = true;
-  if (banded) {
-    if (fp8 && x.backward && g.generation >= topologies::GpuGeneration::blackwell) {
-      computed = x.seq;
-    } else {
-      computed = attended + models::banded_tile_keys(g.generation);
-      speedup = 1.0;
-      exp_gain = false;
-    }
-  }
-  const auto k = AttentionKernel::cudnn;
-  const double library = models::attention_head_dim_factor(k, x.width, x.backward, g.generation) *
-                         (exp_gain ? models::attention_exp_rate_factor(k, x.width, x.backward,
-                                                                       g.exp_rate, g.generation)
-                                   : 1.0) *
-                         speedup;
-  return models::attention_seconds(g, profile, flops * computed / attended, x.backward, computed) /
-         library;
+  models::FlashAttention a;
+  a.attended = keys * (x.causal ? 0.5 : 1.0);
+  a.flops = 4.0 * x.batch * x.seq * a.attended * x.heads * x.width * (x.backward ? 2.5 : 1.0);
+  a.sequence = x.seq;
+  a.banded = banded;
+  a.backward = x.backward;
+  a.head_dim = x.width;
+  a.fp8 = x.dtype != "bfloat16";
+  a.block_scaled = x.dtype == "mxfp8";
+  return models::flash_attention_seconds(g, models::default_compute_profile(g), a);
 }
 
 /// Signed errors (predicted over measured, minus 1) of the rows `keep` selects.

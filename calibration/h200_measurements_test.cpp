@@ -120,10 +120,13 @@ TEST_CASE("the attention model against cuDNN and FlashAttention-2 measured on an
     const auto kernel =
         backend == "cudnn" ? models::AttentionKernel::cudnn : models::AttentionKernel::flash2;
     const auto predict = [&](bool backward) {
-      return models::attention_seconds(h200(), profile.compute, flops * (backward ? 2.5 : 1.0),
-                                       backward, span) /
-             models::attention_library_factor(kernel, h200().generation, backward) /
-             models::attention_head_dim_factor(kernel, width, backward, h200().generation);
+      models::FlashAttention a;
+      a.kernel = kernel;
+      a.flops = flops * (backward ? 2.5 : 1.0);
+      a.attended = a.sequence = span;
+      a.backward = backward;
+      a.head_dim = width;
+      return models::flash_attention_seconds(h200(), profile.compute, a);
     };
     const double fwd = row["fwd_s"];
     const double bwd = row["fwd_bwd_s"].get<double>() - fwd;

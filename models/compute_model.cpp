@@ -210,6 +210,32 @@ double banded_tile_keys(topologies::GpuGeneration generation) {
   return generation >= topologies::GpuGeneration::blackwell ? 256 : 128;
 }
 
+double flash_attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                               const FlashAttention& a) {
+  const auto generation = gpu.generation;
+  double computed = a.attended;
+  double fp8 = a.fp8 ? fp8_attention_speedup(generation, a.backward, a.block_scaled) : 1.0;
+  bool exp_gain = true;
+  if (a.banded) {
+    if (a.fp8 && a.backward && generation >= topologies::GpuGeneration::blackwell &&
+        a.kernel == AttentionKernel::cudnn) {
+      computed = a.sequence;
+    } else {
+      computed = a.attended + banded_tile_keys(generation);
+      fp8 = 1.0;
+      exp_gain = false;
+    }
+  }
+  const double library = attention_library_factor(a.kernel, generation, a.backward) *
+                         attention_head_dim_factor(a.kernel, a.head_dim, a.backward, generation) *
+                         (exp_gain ? attention_exp_rate_factor(a.kernel, a.head_dim, a.backward,
+                                                               gpu.exp_rate, generation)
+                                   : 1.0) *
+                         fp8;
+  return attention_seconds(gpu, profile, a.flops * (computed / a.attended), a.backward, computed) /
+         library;
+}
+
 // kNormForwardShare, kNormBackwardShare: PyTorch's fused kernels on an H200 of this workplace
 // (calibration/data/h200-2026-12-04/kernels.json, bf16, 16384 tokens x 8192): a residual add,
 // the elementwise reference, moved 4.15 TB/s; RMSNorm forward 2.45 and LayerNorm forward 2.23

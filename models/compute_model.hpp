@@ -90,6 +90,28 @@ double fp8_attention_speedup(topologies::GpuGeneration generation, bool backward
 /// Blackwell (9.19 and 9.22, GB200 and GB300) (compute_model.cpp).
 double banded_tile_keys(topologies::GpuGeneration generation);
 
+/// One flash-attention kernel: a layer's forward or backward pass, or one ring step of it.
+struct FlashAttention {
+  AttentionKernel kernel = AttentionKernel::cudnn;
+  double flops = 0;     ///< matmul FLOPs over the keys its queries attend
+  double attended = 0;  ///< keys a query attends on average (a causal mask halves them)
+  double sequence = 0;  ///< keys of the whole sequence, unmasked
+  bool banded = false;  ///< a sliding-window layer whose band is shorter than the sequence
+  bool backward = false;
+  double head_dim = 128;      ///< mean of the q/k and v widths
+  bool fp8 = false;           ///< cuDNN's FP8 kernel
+  bool block_scaled = false;  ///< MXFP8 (MXFP8 and NVFP4 recipes) rather than per-tensor FP8
+};
+
+/// Seconds for `a` at the profile's clock: attention_seconds over the keys the kernel computes,
+/// at the library, head-width, exponential-rate and FP8 factors. A banded kernel computes whole
+/// tiles (banded_tile_keys) and gains nothing from FP8 or Blackwell Ultra's exponential units
+/// (cuDNN 9.22 on GB200 and GB300: 1.04-1.2x); cuDNN's FP8 backward on Blackwell skips nothing,
+/// computing every key of the sequence for every query (9.19 and 9.22: its time grows with the
+/// square of the sequence, 0.8-2.0 PFLOP/s over the unmasked square).
+double flash_attention_seconds(const topologies::GpuSpec& gpu, const ComputeProfile& profile,
+                               const FlashAttention& a);
+
 /// Normalization kernels (LayerNorm, RMSNorm) stream more slowly than elementwise kernels: they
 /// reduce over each row before writing it, and the backward makes two passes (row statistics,
 /// then the gradient) and reduces the weight gradient across rows. Their rates as shares of an

@@ -80,24 +80,11 @@ class ProgramBuilder {
     body();
     split_ = saved;
   }
-  /// Flash attention of `flops` matmul FLOPs, heads `head_dim` wide (mean of q/k and v), each
-  /// query computing `span` keys: `work` times the keys the FLOPs count (a banded kernel's whole
-  /// tiles), at `fp8_speedup` over BF16 (cuDNN's FP8 kernel), with Blackwell Ultra's exponential
-  /// rate where `exp_gain`.
-  void attention(const char* name, double flops, bool backward, double span, double head_dim,
-                 double fp8_speedup = 1.0, bool exp_gain = true, double work = 1.0) {
-    const auto generation = gpu_.generation;
-    const double library =
-        attention_library_factor(software_.attention, generation, backward) *
-        attention_head_dim_factor(software_.attention, head_dim, backward, generation) *
-        (exp_gain ? attention_exp_rate_factor(software_.attention, head_dim, backward,
-                                              gpu_.exp_rate, generation)
-                  : 1.0) *
-        fp8_speedup;
+  /// One flash-attention kernel (models::flash_attention_seconds), at the step's sustained clock.
+  void attention(const char* name, const FlashAttention& a) {
     const double clock = sustained_clock(gpu_, profile_, Precision::bf16);
-    compute(name, ComputeKind::attention,
-            attention_seconds(gpu_, profile_, flops * work, backward, span) / library / clock,
-            flops);
+    compute(name, ComputeKind::attention, flash_attention_seconds(gpu_, profile_, a) / clock,
+            a.flops);
   }
   /// A memory-bound kernel moving `bytes`, at `share` of an elementwise kernel's rate.
   void memory(const char* name, double bytes, double share = 1.0) {
@@ -664,45 +651,36 @@ struct LayerEmitter {
     b.gemm("attn_dk", Precision::bf16, span, s.head_dim, span, batch);
   }
 
-  /// Flash attention. A banded layer's kernel skips the tiles outside its window but computes
-  /// whole tiles (banded_tile_keys), and runs no faster in FP8 or on Blackwell Ultra's exponential
-  /// units (cuDNN 9.22 on GB200 and GB300: 1.04-1.2x); cuDNN's FP8 backward on Blackwell skips
-  /// nothing, computing every key of the sequence for every query (9.19 and 9.22: its time grows
-  /// with the square of the sequence, 0.8-2.0 PFLOP/s over the unmasked square). The unfused
-  /// path's full score matrix skips nothing either.
+  /// Flash attention (models::flash_attention_seconds: a banded layer's whole tiles, Blackwell's
+  /// FP8 backward over the whole square). The unfused path's full score matrix skips nothing.
   void attention_core(ProgramBuilder& b, int layer, bool backward) const {
     if (training.unfused_attention) {
       unfused_attention(b, backward);
       return;
     }
-    const double flops = attention_flops(layer) * (backward ? 2.5 : 1.0);
-    const double attended = span(layer);
     // FP8 attention (fp8_dpa without fp8_mha): Transformer Engine casts q, k and v to FP8 before
     // the kernel and its output back to BF16 after it; backward the output gradient in and the
     // q, k, v gradients out. A cast reads 2 bytes and writes 1 per value.
     const bool fp8 = software.fp8_attention && quantized;
-    const bool block_scaled =
+    FlashAttention a;
+    a.kernel = software.attention;
+    a.flops = attention_flops(layer) * (backward ? 2.5 : 1.0);
+    a.attended = span(layer);
+    a.sequence = s.attention_span;
+    a.banded = keys(layer) < s.attention_span;
+    a.backward = backward;
+    a.head_dim = head_width();
+    a.fp8 = fp8;
+    a.block_scaled =
         training.precision == Precision::mxfp8 || training.precision == Precision::nvfp4;
-    double computed = attended,
-           fp8_speedup = fp8 ? fp8_attention_speedup(gpu.generation, backward, block_scaled) : 1.0;
-    bool exp_gain = true;
-    if (keys(layer) < s.attention_span) {
-      if (fp8 && backward && gpu.generation >= topologies::GpuGeneration::blackwell &&
-          software.attention == AttentionKernel::cudnn) {
-        computed = s.attention_span;
-      } else {
-        computed = attended + banded_tile_keys(gpu.generation);
-        fp8_speedup = 1.0;
-        exp_gain = false;
-      }
-    }
     const double qkv = s.tokens * (s.q_heads + 2.0 * s.kv_heads) * s.head_dim;
     const double out = s.tokens * s.q_heads * s.v_dim;
     if (fp8)
       b.memory(backward ? "attn_fp8_cast_bwd" : "attn_fp8_cast", 3.0 * (backward ? out : qkv));
     auto kernel = [&](double parts) {
-      b.attention(backward ? "attn_bwd" : "attn", flops / parts, backward, computed, head_width(),
-                  fp8_speedup, exp_gain, computed / attended);
+      FlashAttention step = a;
+      step.flops /= parts;
+      b.attention(backward ? "attn_bwd" : "attn", step);
     };
     if (s.cp <= 1) {
       kernel(1.0);
