@@ -57,7 +57,9 @@ TEST_CASE("fit_layer_memory: the fewest layers that fit, the faster of recompute
     CHECK_FALSE(fits(cluster, s, fewer));
     CHECK_FALSE(fit.summary.empty());
   }
-  SECTION("NVLink-C2C: offloading, hidden behind the layers' compute") {
+  SECTION("NVLink-C2C: offloading, whose copies outlast the layers' compute by a little") {
+    // A layer's ~4 GiB leave at 193 GB/s in ~22 ms, against ~16 ms of its forward on a GB200:
+    // 47 layers offloaded cost ~9% of the step.
     const Scenario s = fsdp_70b("gb200-nvl72");
     const Evaluator cluster(s);
     const LayerMemoryFit fit = fit_layer_memory(cluster, s);
@@ -66,8 +68,10 @@ TEST_CASE("fit_layer_memory: the fewest layers that fit, the faster of recompute
     fitted.plan = fit.plan;
     Scenario ignored = s;
     ignored.ignore_memory = true;
-    CHECK(cluster.evaluate(fitted, Fidelity::analytical).metrics.step_time_s ==
-          cluster.evaluate(ignored, Fidelity::analytical).metrics.step_time_s);
+    const double offloaded = cluster.evaluate(fitted, Fidelity::analytical).metrics.step_time_s;
+    const double free = cluster.evaluate(ignored, Fidelity::analytical).metrics.step_time_s;
+    CHECK(offloaded > free);
+    CHECK(offloaded < 1.15 * free);
   }
   SECTION("the remedy not taken, at the fewest layers that fit, is no faster") {
     for (const char* system : {"gb200-nvl72", "dgx-h100", "dgx-a100-80gb"}) {

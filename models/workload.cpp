@@ -199,10 +199,13 @@ class ProgramBuilder {
   }
   /// GPU time issued in this pass so far.
   sim::Time compute_time() const { return program_.compute; }
-  /// `bytes` copied between HBM and host memory on a copy engine while `overlapped` of this
-  /// pass's compute runs beside it: the stream waits only for what the compute does not hide.
-  void host_copy(const char* name, double bytes, sim::Time overlapped) {
-    const sim::Time copy = sim::Time::from_s(bytes / (gpu_.host_link_gb_per_s * 1e9));
+  /// `bytes` copied between HBM and host memory (`to_host`, or back) on a copy engine while
+  /// `overlapped` of this pass's compute runs beside it: the stream waits only for what the
+  /// compute does not hide.
+  void host_copy(const char* name, double bytes, bool to_host, sim::Time overlapped) {
+    const double gb_per_s =
+        to_host ? gpu_.host_link.to_host_gb_per_s : gpu_.host_link.from_host_gb_per_s;
+    const sim::Time copy = sim::Time::from_s(bytes / (gb_per_s * 1e9));
     if (bytes <= 0 || copy <= overlapped) return;
     WorkOp w;
     w.kind = WorkOp::Kind::compute;
@@ -1467,7 +1470,8 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         c.layer_activations.push_back({emit.activations(layer, plan.recompute == Recompute::full),
                                        emit.activations(layer, true)});
         if (offloaded(i)) {
-          fwd.host_copy("offload_wait", c.layer_activations[i].kept, fwd.compute_time() - before);
+          fwd.host_copy("offload_wait", c.layer_activations[i].kept, true,
+                        fwd.compute_time() - before);
         }
         if (recipe.quantized(layer)) sw_weights += params[i].linear;
       }
@@ -1508,7 +1512,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
         }
         // The next layer's activations come back while this one's backward runs.
         if (i > 0 && offloaded(i - 1)) {
-          bwd.host_copy("reload_wait", c.layer_activations[i - 1].kept,
+          bwd.host_copy("reload_wait", c.layer_activations[i - 1].kept, false,
                         bwd.compute_time() - before);
         }
         if (i == 0 || bucket_of[i] != bucket_of[i - 1]) {

@@ -102,45 +102,53 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // B200 (1000 W): 1429 TFLOP/s sustained, the same explainer (its clock settles near 1450 MHz
   // from the 1965 MHz boost once a matmul fills every SM at the power limit).
   constexpr double kB200SustainedBf16 = 1429;
-  // Host links, one direction: PCIe Gen4 x16 32 GB/s and Gen5 x16 64 GB/s (hardware.json's pcie
-  // fields: A100 "Gen4 x16 (32+32 GB/s)", H100 "Gen5 x16 (128 GB/s bidir)"; DGX B200 hosts are
-  // Gen5), Gen6 x16 128 GB/s (B300 "Gen6", PCIE6-PAGE 256 GB/s bidirectional), NVLink-C2C
-  // 900 GB/s bidirectional to Grace (GB200; GB300 sits on the same Grace superchip link) and
-  // 1.8 TB/s to Vera (VR-HYPERAI). Link rates: a copy engine reaches somewhat less.
-  constexpr double kPcieGen4 = 32, kPcieGen5 = 64, kPcieGen6 = 128, kGraceC2c = 450, kVeraC2c = 900;
+  // Host links: what nvbandwidth's host copies reach, one GPU at a time (Azure's
+  // AI-benchmarking-guide, Azure_Results/*_results.md, "NV Bandwidth": device_to_host_memcpy_sm and
+  // host_to_device_memcpy_sm), to host / from host in GB/s. ND GB200 v6 193 / 201
+  // (Azure/AI-benchmarking-guide@2a370be) and ND GB300 v6 193 / 211
+  // (egmsft/AI-benchmarking-guide@18e80a2): each Grace feeds two GPUs over NVLink-C2C's 900 GB/s
+  // bidirectional, 225 a GPU each way, of which the copies reach 86-94% (the 450 a GPU this
+  // replaced counted the superchip's link twice). ND H100 v5 52 / 51, ND H200 v5 52 / 52 (PCIe
+  // Gen5 x16, 64: 0.8 of the link). ND A100 v4 reads 26.28 from host, and 6.27 to host from SM
+  // writes over PCIe, which the copy engines PyTorch's offloading uses do not go through: the
+  // Gen4 link's 26.28 both ways (assumption). Unmeasured: DGX B200 and H800 hosts take H100's Gen5
+  // figures, B300's Gen6 twice them (PCIE6-PAGE: 256 GB/s bidirectional, twice Gen5), Vera's 1.8
+  // TB/s C2C to two GPUs (VR-HYPERAI) twice Grace's.
+  constexpr HostLink kA100Host{26.28, 26.28}, kH100Host{52, 51}, kH200Host{52, 52},
+      kB300Host{104, 102}, kGb200Host{193, 201}, kGb300Host{193, 211}, kVeraHost{386, 402};
   static const std::vector<GpuSpec> catalog = with_exp_rates({
       {"A100-40GB-SXM4", "A100-40GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 40,
        1.555, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "NVLink3: 12 links x 50 GB/s bidirectional.",
-       kA100Sustained, 0, kPcieGen4},
+       kA100Sustained, 0, kA100Host},
       {"A100-80GB-SXM4", "A100-80GB-SXM4", GpuGeneration::ampere, 108, 312, 312, 0, 0, 156, 80,
        2.039, 400, 12, 25, "GK-A100, NV-NVLINK-DE", "Same compute as the 40 GB part.",
-       kA100Sustained, 0, kPcieGen4},
+       kA100Sustained, 0, kA100Host},
       {"H100-SXM5", "H100-SXM5", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80,
        3.35, 700, 18, 25, "H100-DS-COPY, GK-H100, HC34-NVSWITCH, KARVAI",
        "NVLink4: 18 links x 50 GB/s bidirectional, split 5/4/4/5 over 4 NVSwitch chips.",
-       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kH100Host},
       {"H200-SXM", "H200-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 141, 4.8,
        700, 18, 25, "LZW-H200, MLPERF-H200, AIHPC-H200", "Same GH100 compute as H100.",
-       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kH200Host},
       {"H800-SXM", "H800-SXM", GpuGeneration::hopper, 132, 989.4, 989.4, 1978.9, 0, 494.7, 80, 3.35,
        700, 8, 25, "H800-PHILISUN, H800-TUMGAG, H800-51CTO, AIWIKI-H800",
        "hardware.json gives no H800 FLOP figures but describes its low-precision compute as the "
        "H100's, so the H100 SXM5 peaks and TDP are used. NVLink limited to 400 GB/s "
        "bidirectional; the link count is not published, modelled as 8 links x 50 GB/s (derived).",
-       kGh100SustainedBf16, kGh100SustainedFp8, kPcieGen5},
+       kGh100SustainedBf16, kGh100SustainedFp8, kH100Host},
       {"B200", "B200 (HGX/DGX, 1000 W)", GpuGeneration::blackwell, 148, 2250, 2250, 4500, 9000,
        1100, 180, 8.0, 1000, 18, 50,
        "GK-B200, DGXB200-UG, DGXB200-SUMMARY, VULTR-B200, HMC-GB200, RILLOR, GB200-RA-NET",
-       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16, 0, kPcieGen5},
+       "NVLink5: 18 links x 100 GB/s bidirectional.", kB200SustainedBf16, 0, kH100Host},
       {"GB200", "GB200 (per GPU, 1200 W config)", GpuGeneration::blackwell, 148, 2500, 2500, 5000,
        10000, 1250, 186, 8.0, 1200, 18, 50,
-       "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", "", 0, 0, kGraceC2c},
+       "GK-B200, HMC-GB200, MLPERF-GB200, GB200-RA-NET, SETLOOP-GB200", "", 0, 0, kGb200Host},
       {"B300", "B300 (HGX/DGX, Blackwell Ultra)", GpuGeneration::blackwell, 160, 2250, 2250, 4500,
        13125, 1125, 288, 8.0, 1100, 18, 50, "GK-B300, VERDA-GB300, AIWIKI-DGXB300, RILLOR",
-       "FP4 dense 13.1 PF per GK-B300 (Verda: 14 PF).", 0, 0, kPcieGen6},
+       "FP4 dense 13.1 PF per GK-B300 (Verda: 14 PF).", 0, 0, kB300Host},
       {"GB300", "GB300 (per GPU)", GpuGeneration::blackwell, 160, 2500, 2500, 5000, 15000, 1250,
        288, 8.0, 1400, 18, 50, "VERDA-GB300, GK-B300, VENDORDEEP-GB300, EPIUM-MS", "", 0, 0,
-       kGraceC2c},
+       kGb300Host},
       {"Rubin", "Rubin (Vera Rubin NVL72/NVL144)", GpuGeneration::blackwell, 0, 8750, 8750, 17500,
        35000, 0, 288, 22, 1800, 18, 100, "VR-CES-RELAY, VR-HYPERAI, VR-MIRRORFROG, RUBIN-RA-COMP",
        "ANNOUNCED FIGURES, not measured products. NVFP4 training 35 PF = 2.5 EF / 72 (derived); "
@@ -148,13 +156,13 @@ const std::vector<GpuSpec>& gpu_catalog() {
        "figure and is taken as half of FP8 (assumption, as on every earlier generation). 22 TB/s "
        "and ~1.8 kW are third-party. NVLink6 3.6 TB/s bidirectional per GPU; the link count is "
        "not published, modelled as 18 links x 200 GB/s bidirectional. SM count unknown.",
-       0, 0, kVeraC2c},
+       0, 0, kVeraHost},
       {"H100-PCIe", "H100 PCIe", GpuGeneration::hopper, 114, 756, 756, 1513, 0, 378, 80, 2.0, 350,
        0, 0, "NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column)",
        "Not in hardware.json: the datasheet's sparse figures halved (BF16 1,513 -> 756 dense), "
        "80 GB HBM2e at 2.0 TB/s, 300-350 W, 114 SMs (H100 whitepaper). Used by "
        "generic-h100-pcie-eth; no NVLink bridges are modelled.",
-       0, 0, kPcieGen5},
+       0, 0, kH100Host},
   });
   return catalog;
 }

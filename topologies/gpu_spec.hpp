@@ -18,6 +18,13 @@ enum class Precision { bf16, fp16, fp8, mxfp8, nvfp4, tf32 };
 std::string_view to_string(Precision p);
 bool parse_precision(std::string_view text, Precision& out);
 
+/// Copy rates between a GPU's memory and its host's, GB/s each way, as a copy between pinned
+/// host memory and HBM reaches them (0 = unknown).
+struct HostLink {
+  double to_host_gb_per_s = 0;
+  double from_host_gb_per_s = 0;
+};
+
 struct GpuSpec {
   std::string id;    ///< key used by presets and calibration profiles, e.g. "H100-SXM5"
   std::string name;  ///< as in hardware.json
@@ -41,9 +48,9 @@ struct GpuSpec {
   double sustained_bf16_tflops = 0;
   /// The same for fp8 GEMMs (e4m3, split accumulation; 0 = not measured or published).
   double sustained_fp8_tflops = 0;
-  /// GPU <-> host memory, one direction, GB/s: the PCIe link of an x86 server or NVLink-C2C to a
-  /// Grace/Vera CPU (what activation offloading copies over; 0 = unknown).
-  double host_link_gb_per_s = 0;
+  /// GPU <-> host memory copy rates (what activation offloading copies over: out in the forward,
+  /// back in the backward): the PCIe link of an x86 server or NVLink-C2C to a Grace/Vera CPU.
+  HostLink host_link;
   /// Throughput of the special-function units' exponential (MUFU.EX2, softmax's cost in flash
   /// attention) relative to the generation's: 2 on Blackwell Ultra (B300, GB300), 1 elsewhere.
   double exp_rate = 1;
