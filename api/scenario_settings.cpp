@@ -591,7 +591,8 @@ constexpr Setting kSettings[] = {
          .kind = SettingKind::count,
          .type = "positive integer",
          .fallback = "16",
-         .meaning = "LoRA adapter rank (task `lora`)"},
+         .meaning = "LoRA adapter rank (task `lora`): adapters on the attention projections (QKV "
+                    "and output), the MLP frozen"},
         count_field([](auto& s) { return &s.training.lora_rank; })),
     row({.pointer = "/training/fp8_blockwise",
          .kind = SettingKind::boolean,

@@ -336,6 +336,28 @@ TEST_CASE("a low-precision recipe keeps its GEMM inputs quantized for the weight
   CHECK(activations(Precision::fp8) - bf16 == Approx(l * per_byte).epsilon(1e-12));
 }
 
+TEST_CASE("LoRA keeps no input of a frozen GEMM, only what its adapters and kernels read",
+          "[memory]") {
+  // Per layer against pre-training: the QKV adapter keeps the norm's output in BF16 (Th) where
+  // pre-training kept the QKV and FC1 inputs (2Th at the recipe's bytes), the projection's
+  // quantized input copy (Th in FP8) goes, and so does FC2's input (T ffn at the recipe's bytes);
+  // the fc1 output the activation's backward reads stays.
+  const TransformerConfig model = *find_model("llama2-7b");
+  const double T = model.seq_len, h = model.hidden, l = model.layers, f = model.ffn;
+  const auto activations = [](Precision p, TrainingTask task) {
+    Case c = llama7b(1, 1, 8);
+    c.training.precision = p;
+    c.training.task = task;
+    return report(c).stages[0].activations;
+  };
+  const double bf16 = activations(Precision::bf16, TrainingTask::pretrain);
+  CHECK(activations(Precision::bf16, TrainingTask::lora) - bf16 ==
+        Approx(l * (2 * T * h - 2 * 2 * T * h - 2 * T * f)).epsilon(1e-12));
+  const double fp8 = activations(Precision::fp8, TrainingTask::pretrain);
+  CHECK(activations(Precision::fp8, TrainingTask::lora) - fp8 ==
+        Approx(l * (2 * T * h - 2 * T * h - T * h - T * f)).epsilon(1e-12));
+}
+
 TEST_CASE("recomputed modules drop their outputs and rerun their forward in backward", "[memory]") {
   // Llama 2 7B, TP1, one micro-batch of T tokens in flight; per layer in BF16 the norms'
   // outputs (the QKV and FC1 inputs) are 2Th, the MLP's fc1 and activation outputs 3 T ffn.

@@ -348,9 +348,13 @@ LayerParams layer_params(const TransformerConfig& m, const Shapes& s, int layer,
     p.linear += gated * h * m.ffn / t;
   }
   if (lora) {
-    // Rank-r adapters on the attention projections and the MLP: r x (in + out) each.
+    // Rank-r adapters on the attention projections, r x (in + out) each, where the runs modelled
+    // put them: NVIDIA's MLPerf LoRA on linear_qkv and linear_proj (training_results_v5.0,
+    // llama2_70b_lora/implementations/*/train.py, target_modules), Megatron-Bridge's performance
+    // recipes on linear_qkv alone (v0.4.0 scripts/performance/configs/llama/
+    // llama3_llm_finetune.py). The MLP stays frozen without adapters.
     const double q = s.q_heads * s.head_dim;
-    p.lora = lora_rank * ((h + q * 3) + (q + h) + 2 * (h + s.ffn) * (gated - 1) + (s.ffn + h));
+    p.lora = lora_rank * ((h + q * 3) + (q + h));
   }
   return p;
 }
@@ -1125,14 +1129,22 @@ struct LayerEmitter {
     // quantized copy of it (a low-precision run), that copy stays.
     const auto drops = [&](RecomputeModule m) { return plan.recomputes(m) && !low; };
     double bytes = 2 * Tn * h * a;  // norm inputs (the residual stream, sequence-sharded)
-    if (!drops(RecomputeModule::layernorm)) bytes += 2 * Tn * h * q;  // QKV and FC1 inputs
+    // LoRA: Transformer Engine keeps no input of a GEMM whose weight is frozen (module/linear.py
+    // backward_needs_input; layernorm_mlp.py clears ln_out and act_out for frozen FC1 and FC2,
+    // TransformerEngine d0067d0); the QKV adapter keeps the norm's output in BF16 for its own
+    // weight gradient, the projection's reads the attention output kept below.
+    if (lora) {
+      if (!plan.recomputes(RecomputeModule::layernorm)) bytes += Tn * h * a;
+    } else if (!drops(RecomputeModule::layernorm)) {
+      bytes += 2 * Tn * h * q;  // QKV and FC1 inputs
+    }
     if (!model.mla || !plan.recomputes(RecomputeModule::mla_up_proj))
       bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     if (model.qk_norm && !model.mla)
       bytes += T * (s.q_heads + s.kv_heads) * s.head_dim * a;  // q and k before their norms
     // The attention output, which the attention backward reads too: shared with the projection's
     // input in BF16, beside its quantized copy otherwise.
-    bytes += T * s.q_heads * s.v_dim * (a + (low ? q : 0.0));
+    bytes += T * s.q_heads * s.v_dim * (a + (low && !lora ? q : 0.0));
     bytes += T * s.q_heads * 4.0 * 2;  // softmax statistics (fp32)
     if (training.unfused_attention && plan.recompute == Recompute::none) {
       bytes +=
@@ -1149,7 +1161,7 @@ struct LayerEmitter {
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
       bytes += s.moe_tokens * shared * (act_in + q);
     } else if (!plan.recomputes(RecomputeModule::mlp)) {  // a recomputed MLP keeps its input only
-      bytes += T * s.ffn * (act_in + q);                  // fc1 output, activation output
+      bytes += T * s.ffn * (act_in + (lora ? 0.0 : q));   // fc1 output, activation output
     }
     return bytes;
   }
