@@ -103,17 +103,18 @@ const std::vector<GpuSpec>& gpu_catalog() {
   // from the 1965 MHz boost once a matmul fills every SM at the power limit).
   constexpr double kB200SustainedBf16 = 1429;
   // Host links: what nvbandwidth's host copies reach, one GPU at a time (Azure's
-  // AI-benchmarking-guide, Azure_Results/*_results.md, "NV Bandwidth": device_to_host_memcpy_sm and
-  // host_to_device_memcpy_sm), to host / from host in GB/s. ND GB200 v6 193 / 201
+  // AI-benchmarking-guide, Azure_Results/*_results.md, "NV Bandwidth"; Benchmarks/NVBandwidth.py
+  // runs device_to_host_memcpy_sm and host_to_device_memcpy_sm, SM copies, taken as the rate of
+  // the copy engines offloading uses), to host / from host in GB/s. ND GB200 v6 193 / 201
   // (Azure/AI-benchmarking-guide@2a370be) and ND GB300 v6 193 / 211
   // (egmsft/AI-benchmarking-guide@18e80a2): each Grace feeds two GPUs over NVLink-C2C's 900 GB/s
   // bidirectional, 225 a GPU each way, of which the copies reach 86-94% (the 450 a GPU this
   // replaced counted the superchip's link twice). ND H100 v5 52 / 51, ND H200 v5 52 / 52 (PCIe
-  // Gen5 x16, 64: 0.8 of the link). ND A100 v4 reads 26.28 from host, and 6.27 to host from SM
-  // writes over PCIe, which the copy engines PyTorch's offloading uses do not go through: the
-  // Gen4 link's 26.28 both ways (assumption). Unmeasured: DGX B200 and H800 hosts take H100's Gen5
-  // figures, B300's Gen6 twice them (PCIE6-PAGE: 256 GB/s bidirectional, twice Gen5), Vera's 1.8
-  // TB/s C2C to two GPUs (VR-HYPERAI) twice Grace's.
+  // Gen5 x16, 64: 0.8 of the link). ND A100 v4 reads 26.28 from host but 6.27 to host, a quarter
+  // of its Gen4 link that no other host shows: not taken, 26.28 both ways (assumption).
+  // Unmeasured: DGX B200 and H800 hosts take H100's Gen5 figures, B300's Gen6 twice them
+  // (PCIE6-PAGE: 256 GB/s bidirectional, twice Gen5), Vera's 1.8 TB/s C2C to two GPUs
+  // (VR-HYPERAI) twice Grace's.
   constexpr HostLink kA100Host{26.28, 26.28}, kH100Host{52, 51}, kH200Host{52, 52},
       kB300Host{104, 102}, kGb200Host{193, 201}, kGb300Host{193, 211}, kVeraHost{386, 402};
   static const std::vector<GpuSpec> catalog = with_exp_rates({
