@@ -1125,26 +1125,25 @@ struct LayerEmitter {
     // layernorm_mlp.py), at the bytes a gather of it moves; BF16 otherwise.
     const bool low = recipe.quantized(layer);
     const double q = low ? recipe.gathered_bytes() : a;
+    // None of a dense GEMM's input when its weight is frozen (LoRA): Transformer Engine keeps it
+    // only for a weight gradient (module/linear.py backward_needs_input; layernorm_mlp.py clears
+    // ln_out and act_out for frozen FC1 and FC2, TransformerEngine d0067d0).
+    const double wgrad_input = lora ? 0.0 : q;
     // A recomputed module's output is not kept (recompute_modules); where a GEMM keeps its own
     // quantized copy of it (a low-precision run), that copy stays.
     const auto drops = [&](RecomputeModule m) { return plan.recomputes(m) && !low; };
     double bytes = 2 * Tn * h * a;  // norm inputs (the residual stream, sequence-sharded)
-    // LoRA: Transformer Engine keeps no input of a GEMM whose weight is frozen (module/linear.py
-    // backward_needs_input; layernorm_mlp.py clears ln_out and act_out for frozen FC1 and FC2,
-    // TransformerEngine d0067d0); the QKV adapter keeps the norm's output in BF16 for its own
-    // weight gradient, the projection's reads the attention output kept below.
-    if (lora) {
-      if (!plan.recomputes(RecomputeModule::layernorm)) bytes += Tn * h * a;
-    } else if (!drops(RecomputeModule::layernorm)) {
-      bytes += 2 * Tn * h * q;  // QKV and FC1 inputs
-    }
+    if (!drops(RecomputeModule::layernorm)) bytes += 2 * Tn * h * wgrad_input;  // QKV, FC1 inputs
+    // LoRA's QKV adapter keeps the norm's output in BF16 for its own weight gradient (the
+    // projection's adapter reads the attention output kept below).
+    if (lora && !plan.recomputes(RecomputeModule::layernorm)) bytes += Tn * h * a;
     if (!model.mla || !plan.recomputes(RecomputeModule::mla_up_proj))
       bytes += T * (s.q_heads + 2 * s.kv_heads) * s.head_dim * a;  // q, k, v
     if (model.qk_norm && !model.mla)
       bytes += T * (s.q_heads + s.kv_heads) * s.head_dim * a;  // q and k before their norms
     // The attention output, which the attention backward reads too: shared with the projection's
     // input in BF16, beside its quantized copy otherwise.
-    bytes += T * s.q_heads * s.v_dim * (a + (low && !lora ? q : 0.0));
+    bytes += T * s.q_heads * s.v_dim * (a + (low ? wgrad_input : 0.0));
     bytes += T * s.q_heads * 4.0 * 2;  // softmax statistics (fp32)
     if (training.unfused_attention && plan.recompute == Recompute::none) {
       bytes +=
@@ -1155,13 +1154,14 @@ struct LayerEmitter {
     if (model.moe && is_moe_layer(model, layer)) {
       const MoeConfig& e = *model.moe;
       const double routed = s.moe_tokens * e.top_k * moe_rank_load(e);
-      // Permuted tokens (FC1's input) and FC2's output; FC1's output and FC2's input.
+      // Permuted tokens (FC1's input) and FC2's output; FC1's output and FC2's input (as in
+      // pre-training under LoRA too, which no modelled run applies to an MoE model).
       bytes += routed * h * (q + a) +
                routed * e.expert_ffn * (act_in + (drops(RecomputeModule::moe_act) ? 0.0 : q));
       const double shared = static_cast<double>(e.shared_experts) * e.shared_expert_ffn / s.tp;
       bytes += s.moe_tokens * shared * (act_in + q);
     } else if (!plan.recomputes(RecomputeModule::mlp)) {  // a recomputed MLP keeps its input only
-      bytes += T * s.ffn * (act_in + (lora ? 0.0 : q));   // fc1 output, activation output
+      bytes += T * s.ffn * (act_in + wgrad_input);        // fc1 output, activation output
     }
     return bytes;
   }
