@@ -334,6 +334,19 @@ constexpr Setting kSettings[] = {
          .flag = "--cp N",
          .help = "Context parallel size"},
         gpu_dimension([](auto& s) { return &s.plan.cp; })),
+    row({.pointer = "/parallelism/cp_comm_type",
+         .kind = SettingKind::choice,
+         .type = "string",
+         .fallback = "`p2p` (Megatron-Core's default)",
+         .meaning = "how context-parallel ranks share attention (Megatron-Core's cp_comm_type): "
+                    "`p2p` passes K and V around a ring, each step attending one block; `a2a` "
+                    "trades sequence shards for head shards by all-to-all (heads divisible by cp)",
+         .choices = "p2p|a2a"},
+        {[](const JsonValue& v, SettingTarget& t) {
+           t.scenario.plan.cp_comm =
+               v.as_string() == "a2a" ? models::CpComm::a2a : models::CpComm::p2p;
+         },
+         [](const Scenario& s) -> json { return std::string(models::to_string(s.plan.cp_comm)); }}),
     row({.pointer = "/parallelism/dp",
          .kind = SettingKind::count,
          .type = "positive integer",

@@ -223,6 +223,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (nemo.fp8_params) software["fp8_params"] = true;
     if (nemo.cross_entropy_fusion) software["loss_kernel"] = "megatron_fused";
     if (nemo.fp8_attention) software["fp8_attention"] = true;
+    if (nemo.cp_comm_a2a) parallelism["cp_comm_type"] = "a2a";
   }
   // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing,
   // dispatcher and, where the summary misprints it, expert parallelism (models/bridge_recipes),

@@ -19,7 +19,14 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
   // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
   // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
   // (NVTE_FP8_DPA_BWD=1), FP8 parameters (fp8_param_gather, the nemo-25.04 stack's already).
-  if (version >= "25.04" && task == "lora" && key.starts_with("llama270b")) r.fp8_attention = true;
+  if (version >= "25.04" && task == "lora" && key.starts_with("llama270b")) {
+    r.fp8_attention = true;
+    // NVIDIA's MLPerf llama2_70b_lora code of the 25.04 and 25.09 containers (v5.0, v5.1, and
+    // the partners who ran it) defaults conf/megatron_gpt_peft_tuning_config.yaml
+    // `cp_comm_type` to a2a; its 24.09 H100 and H200 code (v4.1 eos_*, h200_*, which partners
+    // reran in v5.0 and v5.1) sets none, Megatron-Core's p2p (v4.1's B200 preview set a2a).
+    r.cp_comm_a2a = true;
+  }
   if (version != "24.07") return r;
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
   // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs

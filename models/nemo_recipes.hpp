@@ -19,6 +19,9 @@ struct NemoRecipe {
   /// Attention in FP8, forward and backward (`fp8_dot_product_attention`, NVTE_FP8_DPA_BWD;
   /// SoftwareStack::fp8_attention).
   bool fp8_attention = false;
+  /// Context parallelism by all-to-all rather than the ring (`cp_comm_type: a2a`,
+  /// ParallelPlan::cp_comm).
+  bool cp_comm_a2a = false;
 };
 
 /// The recipe of NeMo `version` for `task` ("pretrain", "sft", "lora") of the model named

@@ -70,6 +70,10 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+std::string_view to_string(CpComm c) {
+  return c == CpComm::a2a ? "a2a" : "p2p";
+}
+
 std::string_view to_string(TrainingTask t) {
   switch (t) {
     case TrainingTask::pretrain:
@@ -196,6 +200,18 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
     return fail(
         Kind::kv_heads, "/tp",
         fmt::format("{} key/value heads do not divide by tp = {}", model.kv_heads, plan.tp));
+  }
+  // All-to-all CP hands each rank heads / cp of the TP shard's query and key/value heads
+  // (Transformer Engine asserts both divide).
+  if (plan.cp > 1 && plan.cp_comm == CpComm::a2a) {
+    const int q = model.heads / plan.tp;
+    const int kv = model.mla ? q : std::max(1, model.kv_heads / plan.tp);
+    if (q % plan.cp != 0 || kv % plan.cp != 0) {
+      return fail(Kind::heads, "/cp_comm_type",
+                  fmt::format("a2a needs the {} query and {} key/value heads of a TP rank to "
+                              "divide by cp = {} (use p2p)",
+                              q, kv, plan.cp));
+    }
   }
   const int64_t virtual_stages = int64_t{plan.pp} * plan.vp;
   if (!plan.pipeline_layout.empty()) {

@@ -21,6 +21,10 @@
 namespace fabricsim::models {
 
 enum class Recompute { none, selective, full };
+/// How context-parallel ranks share attention (Megatron-Core's cp_comm_type): `p2p` passes K and
+/// V around a ring, each step attending one block (the default); `a2a` trades sequence shards
+/// for head shards by all-to-all, each rank attending the whole sequence with heads / cp.
+enum class CpComm { p2p, a2a };
 enum class TrainingTask { pretrain, sft, lora };
 enum class ParallelDim { tp, cp, dp, pp };
 /// Kinds of communication group a rank belongs to. edp: expert data parallel (ranks holding the
@@ -28,6 +32,7 @@ enum class ParallelDim { tp, cp, dp, pp };
 enum class GroupKind : uint8_t { tp, cp, dp, pp, ep, edp };
 
 std::string_view to_string(Recompute r);
+std::string_view to_string(CpComm c);
 std::string_view to_string(TrainingTask t);
 
 /// Modules Megatron-Core recomputes under selective recomputation (recompute_modules) beyond the
@@ -52,6 +57,7 @@ struct ParallelPlan {
   int pp = 1;
   int dp = 1;
   int cp = 1;
+  CpComm cp_comm = CpComm::p2p;
   int ep = 1;
   int vp = 1;  ///< virtual stages per pipeline rank (interleaved 1F1B when > 1)
   bool sequence_parallel = true;
@@ -150,7 +156,7 @@ struct PlanProblem {
 /// GPUs factor as tp x cp x dp x pp; heads and kv heads divide by tp; layers divide by pp x vp
 /// (unless balanced, where they fill all but the first and last virtual stages); experts divide by
 /// ep and ep divides tp x cp x dp; the global batch divides by dp x micro_batch; the sequence
-/// divides by cp (and by 2 cp for load-balanced causal CP).
+/// divides by cp (and by 2 cp for load-balanced causal CP); all-to-all CP's heads divide by cp.
 std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingConfig& training,
                                       const TransformerConfig& model, int gpus);
 

@@ -302,6 +302,24 @@ TEST_CASE("a balanced pipeline may leave the ends to the embedding and the loss,
   CHECK(check_plan(p, training, model, p.gpus()));
 }
 
+TEST_CASE("all-to-all CP needs a TP rank's query and key/value heads to divide by cp", "[plan]") {
+  // Llama 3 8B: 32 query and 8 key/value heads; at TP 2 a rank holds 16 and 4.
+  const TransformerConfig model = *find_model("llama3-8b");
+  TrainingConfig training;
+  training.global_batch = 64;
+  ParallelPlan p = plan_of(2, 1, 1);
+  p.cp = 4;
+  p.cp_comm = CpComm::a2a;
+  CHECK(check_plan(p, training, model, p.gpus()) == std::nullopt);
+  p.cp = 8;
+  const auto problem = check_plan(p, training, model, p.gpus());
+  REQUIRE(problem);
+  CHECK(problem->field == "/cp_comm_type");
+  CHECK_THAT(problem->message, Catch::Contains("16 query and 4 key/value heads"));
+  p.cp_comm = CpComm::p2p;  // the ring splits the sequence, not the heads
+  CHECK(check_plan(p, training, model, p.gpus()) == std::nullopt);
+}
+
 TEST_CASE("recompute modules are read by name and written back the same", "[plan]") {
   std::string error;
   const auto m = parse_recompute_modules("mla_up_proj, mlp,core_attn", &error);

@@ -658,6 +658,72 @@ struct LayerEmitter {
     b.gemm("attn_dk", Precision::bf16, span, s.head_dim, span, batch);
   }
 
+  /// All-to-all CP (Transformer Engine's AttnFuncWithCPAndQKVOA2A, Ulysses' scheme): Q, K and V
+  /// leave by sequence shard and arrive by head shard, the kernel attends the whole sequence
+  /// with heads / cp, and the output goes back the same way; backward the output gradient comes
+  /// in and dQ, dK and dV go out. Around each all-to-all (flash_attn_a2a_communicate, TE
+  /// d0067d0) a tensor is copied into the layout it leaves in (movedim, contiguous) and the
+  /// received one into sequence order (the load-balanced chunks): a read and a write each side.
+  /// Per-tensor FP8 quantizes Q, K and V before they leave (one byte each).
+  template <class Kernel>
+  void head_exchange(ProgramBuilder& b, bool backward, bool fp8_qkv, Kernel kernel) const {
+    const double q = s.tokens * s.q_heads * s.head_dim;
+    const double k = s.tokens * s.kv_heads * s.head_dim;
+    const double v = s.tokens * s.kv_heads * s.v_dim;
+    const double out = s.tokens * s.q_heads * s.v_dim;
+    const double qkv_bytes = !backward && fp8_qkv ? 1.0 : kActivationBytes;
+    auto exchange = [&](const char* name, std::initializer_list<double> tensors, double bytes) {
+      double all = 0;
+      for (double elements : tensors) {
+        b.comm(GroupKind::cp, CollectiveOp::alltoall, elements * bytes);
+        all += elements;
+      }
+      b.kernels(2 * static_cast<int>(tensors.size()));
+      b.memory(name, 4.0 * bytes * all);
+    };
+    if (!backward) {
+      exchange("cp_qkv_a2a_copy", {q, k, v}, qkv_bytes);
+      kernel();
+      exchange("cp_out_a2a_copy", {out}, kActivationBytes);
+    } else {
+      exchange("cp_dout_a2a_copy", {out}, kActivationBytes);
+      kernel();
+      exchange("cp_dqkv_a2a_copy", {q, k, v}, kActivationBytes);
+    }
+  }
+
+  /// Ring attention over CP ranks (Transformer Engine's AttnFuncWithCPAndKVP2P, the KV passed
+  /// around the ring): cp steps, each computing on one KV block while the next travels. Around the
+  /// kernels (context_parallel.py, TE d0067d0) the forward packs K and V into one send buffer
+  /// (torch.cat: reads and writes them), merges each step's softmax statistics and then each
+  /// step's partial output into the output (the first step's scaled copy: reads and writes it;
+  /// every later one reads the partial and reads and writes the output); the backward copies K
+  /// and V into its ring buffer, and adds each step's dQ into dQ and its dK and dV into the
+  /// buffer that travels on (copies at the first step).
+  template <class Kernel>
+  void ring_attention(ProgramBuilder& b, Kernel kernel, bool backward) const {
+    const double kv = s.tokens * s.kv_heads * (s.head_dim + s.v_dim);
+    const double kv_bytes = kv * kActivationBytes;
+    const double merges = 4.0 + 6.0 * (s.cp - 1);  // bytes per element over the cp steps
+    b.memory(backward ? "cp_kv_buffer_bwd" : "cp_kv_buffer", 2.0 * kv_bytes);
+    for (int step = 0; step < s.cp; ++step) {
+      if (step + 1 < s.cp) {
+        b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
+                     slowdown, [&] { kernel(s.cp); });
+      } else {
+        kernel(s.cp);
+      }
+    }
+    if (backward) {
+      const double q = s.tokens * s.q_heads * s.head_dim;
+      b.kernels(3 * s.cp);
+      b.memory("cp_grad_merge", merges * (q + kv));
+    } else {
+      b.kernels(2 * s.cp);
+      b.memory("cp_out_merge", merges * s.tokens * s.q_heads * s.v_dim);
+    }
+  }
+
   /// Flash attention (models::flash_attention_seconds: a banded layer's whole tiles, Blackwell's
   /// FP8 backward over the whole square). The unfused path's full score matrix skips nothing.
   void attention_core(ProgramBuilder& b, int layer, bool backward) const {
@@ -684,24 +750,21 @@ struct LayerEmitter {
     const double out = s.tokens * s.q_heads * s.v_dim;
     if (fp8)
       b.memory(backward ? "attn_fp8_cast_bwd" : "attn_fp8_cast", 3.0 * (backward ? out : qkv));
+    // A ring step's kernel attends one rank's share of the keys: a causal sequence split in 2 x
+    // cp load-balanced chunks gives each step (the diagonal's causal block, or half the local
+    // queries or keys unmasked) seq / (2 cp) keys per query, a band keeps its width.
     auto kernel = [&](double parts) {
       FlashAttention step = a;
       step.flops /= parts;
+      if (!a.banded) step.attended /= parts;
       b.attention(backward ? "attn_bwd" : "attn", step);
     };
-    if (s.cp <= 1) {
-      kernel(1.0);
+    if (s.cp > 1 && plan.cp_comm == CpComm::a2a) {
+      head_exchange(b, backward, fp8 && !a.block_scaled, [&] { kernel(1.0); });
+    } else if (s.cp > 1) {
+      ring_attention(b, kernel, backward);
     } else {
-      // Ring attention: each step computes on one KV block while the next block travels.
-      const double kv_bytes = 2.0 * s.tokens * s.kv_heads * s.head_dim * kActivationBytes;
-      for (int step = 0; step < s.cp; ++step) {
-        if (step + 1 < s.cp) {
-          b.overlapped(GroupKind::cp, CollectiveOp::sendrecv, kv_bytes * (backward ? 2.0 : 1.0),
-                       slowdown, [&] { kernel(s.cp); });
-        } else {
-          kernel(s.cp);
-        }
-      }
+      kernel(1.0);
     }
     if (fp8)
       b.memory(backward ? "attn_fp8_uncast_bwd" : "attn_fp8_uncast", 3.0 * (backward ? qkv : out));

@@ -68,6 +68,16 @@ std::function<bool(const WorkOp&)> named(std::string_view name) {
   return [name](const WorkOp& op) { return name == op.name; };
 }
 
+/// The attention kernels of a pass, in order.
+std::vector<const WorkOp*> attention_ops(const PassProgram& p) {
+  std::vector<const WorkOp*> out;
+  for (const WorkOp& op : p.ops) {
+    if (op.kind == WorkOp::Kind::compute && op.compute == ComputeKind::attention)
+      out.push_back(&op);
+  }
+  return out;
+}
+
 /// GPU work of a compute op with its one inter-kernel gap: its duration less what it waited on
 /// the host.
 double gpu_work(const WorkOp& op, const ComputeProfile& profile) {
@@ -221,14 +231,6 @@ TEST_CASE("sliding-window layers attend to their band, full layers to the sequen
   // banded query sees 2w - w^2/S keys before the causal halving (S = 4096, w = 512), a full one
   // S; the banded kernel computes a tile more (128 keys on Hopper), and its ramp sees those.
   // Model FLOPs keep the full-attention convention.
-  const auto attention_ops = [](const PassProgram& p) {
-    std::vector<const WorkOp*> out;
-    for (const WorkOp& op : p.ops) {
-      if (op.kind == WorkOp::Kind::compute && op.compute == ComputeKind::attention)
-        out.push_back(&op);
-    }
-    return out;
-  };
   Case full = make_case("llama2-7b", 1, 1, 8, 8);
   Case banded = full;
   banded.model.sliding_window = 512;
@@ -265,6 +267,97 @@ TEST_CASE("sliding-window layers attend to their band, full layers to the sequen
   full.training.unfused_attention = banded.training.unfused_attention = true;
   CHECK(build(banded).stages[0].chunks[0].forward.compute ==
         build(full).stages[0].chunks[0].forward.compute);
+}
+
+TEST_CASE("ring attention: each CP step attends its share of the keys, and the merges move theirs",
+          "[workload]") {
+  // Llama 2 7B at 4,096 tokens over CP 2: each rank holds 2,048 tokens in two load-balanced
+  // chunks, and every ring step attends seq / (2 cp) = 1,024 keys per query (the diagonal's
+  // causal block, or half the queries or keys unmasked). Around the kernels: K and V packed
+  // into the send buffer, each step's partial output merged into the output (4 bytes per value
+  // at the first step, 6 at each later one), and backward dQ, dK and dV likewise.
+  Case one = make_case("llama2-7b", 1, 1, 8, 8);
+  Case ring = make_case("llama2-7b", 1, 1, 4, 8);
+  ring.plan.cp = 2;
+  const Workload a = build(one), w = build(ring);
+  const ComputeProfile p = default_compute_profile(h100());
+  const PassProgram& fwd = w.stages[0].chunks[0].forward;
+  const PassProgram& bwd = w.stages[0].chunks[0].backward;
+  const auto steps = attention_ops(fwd);
+  REQUIRE(steps.size() == 2 * 32);
+  REQUIRE(attention_ops(a.stages[0].chunks[0].forward).size() == 32);
+  // The ranks share the layer's attention FLOPs evenly, step by step.
+  const double layer = attention_ops(a.stages[0].chunks[0].forward)[0]->flops;
+  for (const WorkOp* op : steps)
+    CHECK(op->flops == Approx(layer / 4).epsilon(1e-12));
+  // The layer's last step runs alone (no KV in flight): its kernel at 1,024 keys per query.
+  FlashAttention step;
+  step.kernel = SoftwareStack{}.attention;
+  step.flops = steps[1]->flops;
+  step.attended = 1024;
+  step.sequence = 4096;
+  const double clock = sustained_clock(h100(), p, Precision::bf16);
+  CHECK(gpu_work(*steps[1], p) ==
+        Approx(flash_attention_seconds(h100(), p, step) / clock + p.kernel_gap.s())
+            .epsilon(1e-9)
+            .margin(2e-12));
+  step.attended = 2048;  // the whole sequence's ramp: shorter
+  CHECK(gpu_work(*steps[1], p) > flash_attention_seconds(h100(), p, step) / clock * 1.02);
+  const double T = 2048, q = T * 32 * 128, kv = T * 2 * 32 * 128;
+  check_memory_op(fwd, "cp_kv_buffer", 2 * 2 * kv, 1, p);
+  check_memory_op(fwd, "cp_out_merge", (4 + 6) * q, 4, p);
+  check_memory_op(bwd, "cp_kv_buffer_bwd", 2 * 2 * kv, 1, p);
+  check_memory_op(bwd, "cp_grad_merge", (4 + 6) * (q + kv), 6, p);
+  CHECK(count_ops(a.stages[0].chunks[0].forward, named("cp_out_merge")) == 0);
+}
+
+TEST_CASE("all-to-all CP: one kernel over the whole sequence, the tensors crossing by all-to-all",
+          "[workload]") {
+  // Llama 3 8B at 8,192 tokens over CP 2, cp_comm_type a2a: each rank attends all 8,192 tokens
+  // with 16 of the 32 query heads (4 of 8 key/value heads), so its kernel is the CP 1 kernel's
+  // at half the FLOPs; Q, K and V (forward) and dQ, dK and dV (backward) cross by one all-to-all
+  // each, the output and its gradient by one more, each copied on both sides (4 bytes a value).
+  Case one = make_case("llama3-8b", 1, 1, 8, 8);
+  Case a2a = make_case("llama3-8b", 1, 1, 4, 8);
+  a2a.plan.cp = 2;
+  a2a.plan.cp_comm = CpComm::a2a;
+  const Workload a = build(one), w = build(a2a);
+  const ComputeProfile p = default_compute_profile(h100());
+  const PassProgram& fwd = w.stages[0].chunks[0].forward;
+  const PassProgram& bwd = w.stages[0].chunks[0].backward;
+  const auto kernels = attention_ops(fwd);
+  const auto alone = attention_ops(a.stages[0].chunks[0].forward);
+  REQUIRE(kernels.size() == 32);
+  REQUIRE(alone.size() == 32);
+  CHECK(kernels[0]->flops == Approx(alone[0]->flops / 2).epsilon(1e-12));
+  FlashAttention k;
+  k.kernel = SoftwareStack{}.attention;
+  k.flops = kernels[0]->flops;
+  k.attended = 4096;
+  k.sequence = 8192;
+  CHECK(gpu_work(*kernels[0], p) ==
+        Approx(flash_attention_seconds(h100(), p, k) / sustained_clock(h100(), p, Precision::bf16) +
+               p.kernel_gap.s())
+            .epsilon(1e-9)
+            .margin(2e-12));
+  // Four all-to-alls over the CP group per layer and pass, no ring send/recv.
+  const auto cp = collective_of(GroupKind::cp);
+  CHECK(count_ops(fwd, cp) == 4 * 32);
+  CHECK(count_ops(bwd, cp) == 4 * 32);
+  const auto sendrecv = [](const WorkOp& op) {
+    return is_collective(op) && op.op == CollectiveOp::sendrecv;
+  };
+  CHECK(count_ops(fwd, sendrecv) == 0);
+  const double T = 4096, q = T * 32 * 128, kv = T * 8 * 128;
+  double moved = 0;
+  for (const WorkOp& op : fwd.ops)
+    if (cp(op)) moved += op.bytes.count();
+  CHECK(moved == Approx(32 * 2 * (q + 2 * kv + q)).epsilon(1e-12));
+  check_memory_op(fwd, "cp_qkv_a2a_copy", 4 * 2 * (q + 2 * kv), 6, p);
+  check_memory_op(fwd, "cp_out_a2a_copy", 4 * 2 * q, 2, p);
+  check_memory_op(bwd, "cp_dout_a2a_copy", 4 * 2 * q, 2, p);
+  check_memory_op(bwd, "cp_dqkv_a2a_copy", 4 * 2 * (q + 2 * kv), 6, p);
+  CHECK(count_ops(fwd, named("cp_out_merge")) == 0);
 }
 
 TEST_CASE("kernel durations come from the compute model plus the gap", "[workload]") {
