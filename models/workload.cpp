@@ -699,7 +699,8 @@ struct LayerEmitter {
   /// step's partial output into the output (the first step's scaled copy: reads and writes it;
   /// every later one reads the partial and reads and writes the output); the backward copies K
   /// and V into its ring buffer, and adds each step's dQ into dQ and its dK and dV into the
-  /// buffer that travels on (copies at the first step).
+  /// buffer that travels on (copies at the first step). Priced for the last rank, whose every
+  /// step merges whole (under a causal mask lower ranks merge some steps over half the tokens).
   template <class Kernel>
   void ring_attention(ProgramBuilder& b, Kernel kernel, bool backward) const {
     const double kv = s.tokens * s.kv_heads * (s.head_dim + s.v_dim);
