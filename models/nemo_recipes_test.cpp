@@ -41,6 +41,17 @@ TEST_CASE("NeMo 2's Llama 2 70B LoRA recipe runs attention in FP8", "[software]"
   CHECK_FALSE(nemo_recipe("25.09", "Llama 3 70B", "lora").fp8_attention);
 }
 
+TEST_CASE("NVIDIA's Llama 2 70B LoRA code spreads context parallelism by all-to-all from 25.04",
+          "[software]") {
+  // conf/megatron_gpt_peft_tuning_config.yaml: cp_comm_type defaults to a2a in MLPerf v5.0's and
+  // v5.1's code (25.04, 25.09); the 24.09 H100/H200 code sets none (Megatron-Core's p2p).
+  CHECK(nemo_recipe("25.04", "Llama-2 70B", "lora").cp_comm_a2a);
+  CHECK(nemo_recipe("25.09", "Llama 2 70B", "lora").cp_comm_a2a);
+  CHECK_FALSE(nemo_recipe("24.09", "Llama-2 70B", "lora").cp_comm_a2a);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama 3.1 8B", "pretrain").cp_comm_a2a);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama-2 70B", "sft").cp_comm_a2a);
+}
+
 TEST_CASE("NeMo 24.07's recipes: the compiled cross-entropy where the configuration fuses it",
           "[software]") {
   // conf/training/llama/llama3_*.yaml and conf/training/nemotron/nemotron_{4b,8b,15b,22b}.yaml
