@@ -70,6 +70,10 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+int rank_kv_heads(const TransformerConfig& model, int tp) {
+  return model.mla ? model.heads / tp : std::max(1, model.kv_heads / tp);
+}
+
 std::string_view to_string(CpComm c) {
   return c == CpComm::a2a ? "a2a" : "p2p";
 }
@@ -205,7 +209,7 @@ std::optional<PlanProblem> check_plan(const ParallelPlan& plan, const TrainingCo
   // (Transformer Engine asserts both divide).
   if (plan.cp > 1 && plan.cp_comm == CpComm::a2a) {
     const int q = model.heads / plan.tp;
-    const int kv = model.mla ? q : std::max(1, model.kv_heads / plan.tp);
+    const int kv = rank_kv_heads(model, plan.tp);
     if (q % plan.cp != 0 || kv % plan.cp != 0) {
       return fail(Kind::heads, "/cp_comm_type",
                   fmt::format("a2a needs the {} query and {} key/value heads of a TP rank to "

@@ -129,6 +129,10 @@ struct TrainingConfig {
 /// The sequence length a training configuration runs: its own, else the model's.
 int sequence_length(const TrainingConfig& training, const TransformerConfig& model);
 
+/// Key/value heads a TP rank holds: its share, or one replicated when tp exceeds them; MLA keeps
+/// a key and value per query head.
+int rank_kv_heads(const TransformerConfig& model, int tp);
+
 /// Why a plan cannot run: the field at fault (a JSON pointer below the plan's or the training
 /// section's path) and the reason.
 struct PlanProblem {

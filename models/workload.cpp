@@ -658,6 +658,15 @@ struct LayerEmitter {
     b.gemm("attn_dk", Precision::bf16, span, s.head_dim, span, batch);
   }
 
+  /// Elements of one rank's attention inputs and output for a micro-batch.
+  struct AttentionTensors {
+    double q, k, v, out;
+  };
+  AttentionTensors attention_tensors() const {
+    return {s.tokens * s.q_heads * s.head_dim, s.tokens * s.kv_heads * s.head_dim,
+            s.tokens * s.kv_heads * s.v_dim, s.tokens * s.q_heads * s.v_dim};
+  }
+
   /// All-to-all CP (Transformer Engine's AttnFuncWithCPAndQKVOA2A, Ulysses' scheme): Q, K and V
   /// leave by sequence shard and arrive by head shard, the kernel attends the whole sequence
   /// with heads / cp, and the output goes back the same way; backward the output gradient comes
@@ -667,10 +676,7 @@ struct LayerEmitter {
   /// Per-tensor FP8 quantizes Q, K and V before they leave (one byte each).
   template <class Kernel>
   void head_exchange(ProgramBuilder& b, bool backward, bool fp8_qkv, Kernel kernel) const {
-    const double q = s.tokens * s.q_heads * s.head_dim;
-    const double k = s.tokens * s.kv_heads * s.head_dim;
-    const double v = s.tokens * s.kv_heads * s.v_dim;
-    const double out = s.tokens * s.q_heads * s.v_dim;
+    const auto [q, k, v, out] = attention_tensors();
     const double qkv_bytes = !backward && fp8_qkv ? 1.0 : kActivationBytes;
     auto exchange = [&](const char* name, std::initializer_list<double> tensors, double bytes) {
       double all = 0;
@@ -703,7 +709,8 @@ struct LayerEmitter {
   /// step merges whole (under a causal mask lower ranks merge some steps over half the tokens).
   template <class Kernel>
   void ring_attention(ProgramBuilder& b, Kernel kernel, bool backward) const {
-    const double kv = s.tokens * s.kv_heads * (s.head_dim + s.v_dim);
+    const AttentionTensors t = attention_tensors();
+    const double kv = t.k + t.v;
     const double kv_bytes = kv * kActivationBytes;
     const double merges = 4.0 + 6.0 * (s.cp - 1);  // bytes per element over the cp steps
     b.memory(backward ? "cp_kv_buffer_bwd" : "cp_kv_buffer", 2.0 * kv_bytes);
@@ -716,12 +723,11 @@ struct LayerEmitter {
       }
     }
     if (backward) {
-      const double q = s.tokens * s.q_heads * s.head_dim;
       b.kernels(3 * s.cp);
-      b.memory("cp_grad_merge", merges * (q + kv));
+      b.memory("cp_grad_merge", merges * (t.q + kv));
     } else {
       b.kernels(2 * s.cp);
-      b.memory("cp_out_merge", merges * s.tokens * s.q_heads * s.v_dim);
+      b.memory("cp_out_merge", merges * t.out);
     }
   }
 
@@ -748,7 +754,7 @@ struct LayerEmitter {
     a.block_scaled =
         training.precision == Precision::mxfp8 || training.precision == Precision::nvfp4;
     const double qkv = s.tokens * (s.q_heads + 2.0 * s.kv_heads) * s.head_dim;
-    const double out = s.tokens * s.q_heads * s.v_dim;
+    const double out = attention_tensors().out;
     if (fp8)
       b.memory(backward ? "attn_fp8_cast_bwd" : "attn_fp8_cast", 3.0 * (backward ? out : qkv));
     // A ring step's kernel attends one rank's share of the keys: a causal sequence split in 2 x
@@ -1356,7 +1362,7 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     s.head_dim = model.mla->qk_nope_head_dim + model.mla->qk_rope_head_dim;
     s.v_dim = model.mla->v_head_dim;
   } else {
-    s.kv_heads = std::max(1.0, static_cast<double>(model.kv_heads) / plan.tp);
+    s.kv_heads = rank_kv_heads(model, plan.tp);
     s.head_dim = model.head_dim;
     s.v_dim = model.head_dim;
   }
