@@ -340,11 +340,16 @@ constexpr Setting kSettings[] = {
          .fallback = "`p2p` (Megatron-Core's default)",
          .meaning = "how context-parallel ranks share attention (Megatron-Core's cp_comm_type): "
                     "`p2p` passes K and V around a ring, each step attending one block; `a2a` "
-                    "trades sequence shards for head shards by all-to-all (heads divisible by cp)",
-         .choices = "p2p|a2a"},
+                    "trades sequence shards for head shards by all-to-all (heads divisible by "
+                    "cp); `all_gather` gathers every rank's K and V before attention and "
+                    "reduce-scatters their gradients after it (Transformer Engine's fused "
+                    "attention runs a sliding window only under `a2a` or `all_gather`)",
+         .choices = "p2p|a2a|all_gather"},
         {[](const JsonValue& v, SettingTarget& t) {
-           t.scenario.plan.cp_comm =
-               v.as_string() == "a2a" ? models::CpComm::a2a : models::CpComm::p2p;
+           const std::string c = v.as_string();
+           t.scenario.plan.cp_comm = c == "a2a"          ? models::CpComm::a2a
+                                     : c == "all_gather" ? models::CpComm::all_gather
+                                                         : models::CpComm::p2p;
          },
          [](const Scenario& s) -> json { return std::string(models::to_string(s.plan.cp_comm)); }}),
     row({.pointer = "/parallelism/dp",

@@ -75,7 +75,15 @@ int rank_kv_heads(const TransformerConfig& model, int tp) {
 }
 
 std::string_view to_string(CpComm c) {
-  return c == CpComm::a2a ? "a2a" : "p2p";
+  switch (c) {
+    case CpComm::a2a:
+      return "a2a";
+    case CpComm::all_gather:
+      return "all_gather";
+    case CpComm::p2p:
+      break;
+  }
+  return "p2p";
 }
 
 std::string_view to_string(TrainingTask t) {

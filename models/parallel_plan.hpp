@@ -23,8 +23,9 @@ namespace fabricsim::models {
 enum class Recompute { none, selective, full };
 /// How context-parallel ranks share attention (Megatron-Core's cp_comm_type): `p2p` passes K and
 /// V around a ring, each step attending one block (the default); `a2a` trades sequence shards
-/// for head shards by all-to-all, each rank attending the whole sequence with heads / cp.
-enum class CpComm { p2p, a2a };
+/// for head shards by all-to-all, each rank attending the whole sequence with heads / cp;
+/// `all_gather` gathers every rank's K and V, each rank attending its own queries over them.
+enum class CpComm { p2p, a2a, all_gather };
 enum class TrainingTask { pretrain, sft, lora };
 enum class ParallelDim { tp, cp, dp, pp };
 /// Kinds of communication group a rank belongs to. edp: expert data parallel (ranks holding the

@@ -731,6 +731,47 @@ struct LayerEmitter {
     }
   }
 
+  /// All-gather CP (Transformer Engine's AttnFuncWithCPAndKVAllGather, the scheme of the Llama 3
+  /// paper, section 3.3.2): every rank gathers all ranks' K and V, exposed, and reorders the
+  /// gathered chunks into sequence order (index_select: a read and a write); each of its two
+  /// load-balanced query chunks then attends the keys up to it, one kernel each, and is copied
+  /// into the output. Backward gathers K and V again, zeroes whole-sequence dK and dV buffers and
+  /// dQ, adds each chunk's dK and dV (over the keys it saw) into the buffers, copies its dQ out,
+  /// reorders dK and dV back and reduce-scatters them, exposed (context_parallel.py, TE d0067d0).
+  /// The two chunks' key prefixes sum to (2 cp + 1) / (2 cp) of the sequence on every rank.
+  /// Per-tensor FP8 gathers K and V in one byte.
+  template <class Kernel>
+  void kv_gather_attention(ProgramBuilder& b, bool backward, bool fp8_kv, Kernel kernel) const {
+    const AttentionTensors t = attention_tensors();
+    const double cp = s.cp;
+    const double gathered = cp * (t.k + t.v);  // elements of the whole sequence's K and V
+    const double kv_bytes = !backward && fp8_kv ? 1.0 : kActivationBytes;
+    b.comm(GroupKind::cp, CollectiveOp::all_gather, cp * t.k * kv_bytes);
+    b.comm(GroupKind::cp, CollectiveOp::all_gather, cp * t.v * kv_bytes);
+    b.kernels(2);
+    b.memory(backward ? "cp_kv_reorder_bwd" : "cp_kv_reorder", 2.0 * kv_bytes * gathered);
+    if (!backward) {
+      kernel();
+      kernel();
+      b.kernels(2);
+      b.memory("cp_out_copy", 2.0 * kActivationBytes * t.out);
+      return;
+    }
+    b.kernels(3);
+    b.memory("cp_grad_zero", kActivationBytes * (gathered + t.q));
+    kernel();
+    kernel();
+    const double prefixes = (2.0 * cp + 1.0) / (2.0 * cp);
+    b.kernels(4);
+    b.memory("cp_kv_grad_add", 3.0 * kActivationBytes * prefixes * gathered);
+    b.kernels(2);
+    b.memory("cp_dq_copy", 2.0 * kActivationBytes * t.q);
+    b.kernels(2);
+    b.memory("cp_kv_grad_reorder", 2.0 * kActivationBytes * gathered);
+    b.comm(GroupKind::cp, CollectiveOp::reduce_scatter, cp * t.k * kActivationBytes);
+    b.comm(GroupKind::cp, CollectiveOp::reduce_scatter, cp * t.v * kActivationBytes);
+  }
+
   /// Flash attention (models::flash_attention_seconds: a banded layer's whole tiles, Blackwell's
   /// FP8 backward over the whole square). The unfused path's full score matrix skips nothing.
   void attention_core(ProgramBuilder& b, int layer, bool backward) const {
@@ -757,21 +798,28 @@ struct LayerEmitter {
     const double out = attention_tensors().out;
     if (fp8)
       b.memory(backward ? "attn_fp8_cast_bwd" : "attn_fp8_cast", 3.0 * (backward ? out : qkv));
-    // A ring step's kernel attends one rank's share of the keys: a causal sequence split in 2 x
-    // cp load-balanced chunks gives each step (the diagonal's causal block, or half the local
-    // queries or keys unmasked) seq / (2 cp) keys per query, a band keeps its width.
-    auto kernel = [&](double parts) {
+    // One kernel: the rank's attention FLOPs over `flop_parts`, each query attending the keys it
+    // sees without CP over `key_parts` (a band keeps its width). A ring step attends one rank's
+    // share: a causal sequence split in 2 x cp load-balanced chunks gives each step (the
+    // diagonal's causal block, or half the local queries or keys unmasked) seq / (2 cp) keys per
+    // query. An all-gather chunk's queries attend the keys up to them: on the last rank about
+    // half the sequence each, as without CP.
+    auto kernel = [&](double flop_parts, double key_parts) {
       FlashAttention step = a;
-      step.flops /= parts;
-      if (!a.banded) step.attended /= parts;
+      step.flops /= flop_parts;
+      if (!a.banded) step.attended /= key_parts;
       b.attention(backward ? "attn_bwd" : "attn", step);
     };
+    const bool fp8_inputs = fp8 && !a.block_scaled;
     if (s.cp > 1 && plan.cp_comm == CpComm::a2a) {
-      head_exchange(b, backward, fp8 && !a.block_scaled, [&] { kernel(1.0); });
+      head_exchange(b, backward, fp8_inputs, [&] { kernel(1.0, 1.0); });
+    } else if (s.cp > 1 && plan.cp_comm == CpComm::all_gather) {
+      kv_gather_attention(b, backward, fp8_inputs, [&] { kernel(2.0, 1.0); });
     } else if (s.cp > 1) {
-      ring_attention(b, kernel, backward);
+      ring_attention(
+          b, [&](double parts) { kernel(parts, parts); }, backward);
     } else {
-      kernel(1.0);
+      kernel(1.0, 1.0);
     }
     if (fp8)
       b.memory(backward ? "attn_fp8_uncast_bwd" : "attn_fp8_uncast", 3.0 * (backward ? qkv : out));

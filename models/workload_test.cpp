@@ -360,6 +360,74 @@ TEST_CASE("all-to-all CP: one kernel over the whole sequence, the tensors crossi
   CHECK(count_ops(fwd, named("cp_out_merge")) == 0);
 }
 
+TEST_CASE("all-gather CP: two query chunks over the gathered keys, K and V gathered and reduced",
+          "[workload]") {
+  // Llama 3 8B at 8,192 tokens over CP 4, cp_comm_type all_gather: each rank holds 2,048 tokens
+  // in two load-balanced chunks of 1,024 and gathers all 8,192 tokens' K and V; each chunk's
+  // kernel takes half the rank's share of the attention FLOPs, its queries attending the keys up
+  // to them (on the last rank about half the sequence each, as without CP). K and V are gathered
+  // again in backward and their gradients reduce-scattered; around the kernels the gathered
+  // chunks are reordered (a read and a write), the output chunks copied, and backward the
+  // gradient buffers zeroed, each chunk's dK and dV added over its keys ((2 cp + 1) / (2 cp) of
+  // the sequence for the two chunks together), dQ copied out and dK, dV reordered back.
+  Case one = make_case("llama3-8b", 1, 1, 8, 8);
+  Case ag = make_case("llama3-8b", 1, 1, 2, 8);
+  ag.plan.cp = 4;
+  ag.plan.cp_comm = CpComm::all_gather;
+  Case ring = ag;
+  ring.plan.cp_comm = CpComm::p2p;
+  const Workload a = build(one), w = build(ag), r = build(ring);
+  const ComputeProfile p = default_compute_profile(h100());
+  const PassProgram& fwd = w.stages[0].chunks[0].forward;
+  const PassProgram& bwd = w.stages[0].chunks[0].backward;
+  const auto kernels = attention_ops(fwd);
+  const auto alone = attention_ops(a.stages[0].chunks[0].forward);
+  REQUIRE(kernels.size() == 2 * 32);
+  REQUIRE(alone.size() == 32);
+  for (const WorkOp* op : kernels)
+    CHECK(op->flops == Approx(alone[0]->flops / 8).epsilon(1e-12));
+  FlashAttention k;
+  k.kernel = SoftwareStack{}.attention;
+  k.flops = kernels[0]->flops;
+  k.attended = 4096;
+  k.sequence = 8192;
+  const double clock = sustained_clock(h100(), p, Precision::bf16);
+  CHECK(gpu_work(*kernels[0], p) ==
+        Approx(flash_attention_seconds(h100(), p, k) / clock + p.kernel_gap.s())
+            .epsilon(1e-9)
+            .margin(2e-12));
+  // The same FLOPs as the ring's four steps, whose kernels attend 1,024 keys a query: faster.
+  const auto steps = attention_ops(r.stages[0].chunks[0].forward);
+  REQUIRE(steps.size() == 4 * 32);
+  CHECK(gpu_work(*kernels[0], p) + gpu_work(*kernels[1], p) <
+        gpu_work(*steps[0], p) + gpu_work(*steps[1], p) + gpu_work(*steps[2], p) +
+            gpu_work(*steps[3], p));
+  // Per layer: forward two all-gathers (K, V); backward two more and two reduce-scatters.
+  const auto op_on_cp = [](CollectiveOp op) {
+    return [op](const WorkOp& o) {
+      return is_collective(o) && o.group == GroupKind::cp && o.op == op;
+    };
+  };
+  CHECK(count_ops(fwd, op_on_cp(CollectiveOp::all_gather)) == 2 * 32);
+  CHECK(count_ops(bwd, op_on_cp(CollectiveOp::all_gather)) == 2 * 32);
+  CHECK(count_ops(bwd, op_on_cp(CollectiveOp::reduce_scatter)) == 2 * 32);
+  CHECK(count_ops(fwd, collective_of(GroupKind::cp)) == 2 * 32);
+  const double T = 2048, q = T * 32 * 128, kv = T * 8 * 128, gathered = 4 * 2 * kv;
+  double moved = 0;
+  for (const WorkOp& op : fwd.ops)
+    if (is_collective(op) && op.group == GroupKind::cp) moved += op.bytes.count();
+  CHECK(moved == Approx(32 * 2 * gathered).epsilon(1e-12));
+  check_memory_op(fwd, "cp_kv_reorder", 2 * 2 * gathered, 2, p);
+  check_memory_op(fwd, "cp_out_copy", 2 * 2 * q, 2, p);
+  check_memory_op(bwd, "cp_kv_reorder_bwd", 2 * 2 * gathered, 2, p);
+  check_memory_op(bwd, "cp_grad_zero", 2 * (gathered + q), 3, p);
+  check_memory_op(bwd, "cp_kv_grad_add", 3 * 2 * (9.0 / 8) * gathered, 4, p);
+  check_memory_op(bwd, "cp_dq_copy", 2 * 2 * q, 2, p);
+  check_memory_op(bwd, "cp_kv_grad_reorder", 2 * 2 * gathered, 2, p);
+  CHECK(count_ops(fwd, named("cp_out_merge")) == 0);
+  CHECK(count_ops(fwd, named("cp_kv_buffer")) == 0);
+}
+
 TEST_CASE("kernel durations come from the compute model plus the gap", "[workload]") {
   // Every kernel costs its modelled time plus the inter-kernel gap, and at least the launch.
   Case c = make_case("llama2-7b", 1, 1, 8, 8);

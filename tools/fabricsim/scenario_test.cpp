@@ -362,12 +362,16 @@ TEST_CASE("MoE load imbalance and the MoE dispatcher are checked where written",
       "/software/moe_dispatcher", {"alltoall", "deepep"});
 }
 
-TEST_CASE("the CP communication type is one of Megatron-Core's two modelled ones, with its heads",
+TEST_CASE("the CP communication type is one of Megatron-Core's three modelled ones, with its heads",
           "[scenario][bad-input]") {
   check_assignments_rejected({"/parallelism/cp_comm_type=\"ring\""}, "/parallelism/cp_comm_type",
-                             {"p2p", "a2a"});
+                             {"p2p", "a2a", "all_gather"});
   check_assignments_rejected({"/parallelism/cp_comm_type=2"}, "/parallelism/cp_comm_type",
-                             {"expected one of p2p, a2a, got 2"});
+                             {"expected one of p2p, a2a, all_gather, got 2"});
+  check_assignments_rejected({"/parallelism/cp_comm_type=\"a2a+p2p\""}, "/parallelism/cp_comm_type",
+                             {"a2a+p2p"});
+  CHECK(read(scenario_doc({"/parallelism/cp_comm_type=\"all_gather\""})).plan.cp_comm ==
+        models::CpComm::all_gather);
   // The default scenario: Llama 3 8B's 8 key/value heads over TP 1 and CP 2 divide; CP 8 not
   // at TP 2.
   CHECK(read(scenario_doc({"/parallelism/cp_comm_type=\"a2a\""})).plan.cp_comm ==
