@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "api/scenario.hpp"
 #include "calibration/profile.hpp"
@@ -40,7 +41,15 @@ struct Confidence {
   /// Nothing of this GPU or system was measured: figures are announced (e.g. Vera Rubin) or
   /// inherited from a related preset.
   bool unmeasured = false;
+  /// Paths the scenario runs on which published runs are known to be slower than the model
+  /// predicts, each with the docs/validation.md section that measures it (known_gaps).
+  std::vector<std::string> known_gaps;
 };
+
+/// The known gaps of a scenario: dropless MoE through NCCL's all-to-all dispatcher with eager
+/// experts, and GPT-OSS's layer (its clamped GLU, expert biases and attention sinks). Read off
+/// the scenario's own settings; the figures are comparisons with published runs, never fitted.
+std::vector<std::string> known_gaps(const Scenario& s);
 
 /// "built-in profile of <system>" (every preset has one) or the profile's path; with a
 /// run-calibrated sustained efficiency, that too.

@@ -108,6 +108,38 @@ TEST_CASE("confidence says Hybrid-EP's NVLink rates are Blackwell's", "[confiden
   CHECK_THAT(line(b200), !Catch::Contains("Hybrid-EP"));
 }
 
+TEST_CASE("confidence names the known gaps of the paths a scenario runs", "[confidence]") {
+  const auto gaps = [](const std::vector<std::string>& sets) { return known_gaps(scenario(sets)); };
+  const std::vector<std::string> moe = {"/model={\"preset\": \"qwen3-30b-a3b\"}",
+                                        "/parallelism/ep=8", "/software/framework=megatron-bridge"};
+  std::vector<std::string> alltoall = moe;
+  alltoall.push_back("/software/moe_dispatcher=alltoall");
+  REQUIRE(gaps(alltoall).size() == 1);
+  CHECK_THAT(gaps(alltoall)[0], Catch::Contains("all-to-all dispatcher"));
+  const Scenario s = scenario(alltoall);
+  const Confidence c =
+      assess_confidence(calibration::profile_for(s.system(), scenario_gpu(s), ""), s);
+  CHECK_THAT(confidence_line(c), Catch::Contains("KNOWN GAP: dropless MoE"));
+  CHECK(confidence_to_json(c)["known_gaps"].size() == 1);
+  // Not through the flex dispatchers, not with capacity-padded routing (static shapes, no host
+  // sync), not with the fused MLP, not without expert parallelism, not for a dense model.
+  for (const char* other :
+       {"/software/moe_dispatcher=hybridep", "/software/moe_dispatcher=deepep",
+        "/model/moe/capacity_factor=1.0", "/software/fused_moe_mlp=true", "/parallelism/ep=1"}) {
+    std::vector<std::string> sets = alltoall;
+    sets.push_back(other);
+    INFO(other);
+    CHECK(gaps(sets).empty());
+  }
+  CHECK(gaps({}).empty());
+  // GPT-OSS's layer, whatever its dispatcher.
+  const auto oss =
+      gaps({"/model={\"preset\": \"gpt-oss-120b\"}", "/parallelism/ep=8",
+            "/software/framework=megatron-bridge", "/software/moe_dispatcher=hybridep"});
+  REQUIRE(oss.size() == 1);
+  CHECK_THAT(oss[0], Catch::Contains("GPT-OSS"));
+}
+
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
   const Scenario s =
       scenario({"/system/preset=vr-nvl144", "/system/gpus=144", "/training/global_batch=144",
