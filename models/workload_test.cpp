@@ -123,6 +123,21 @@ void check_memory_op(const PassProgram& pass, std::string_view name, double byte
   CHECK(op.overhead >= profile.kernel_gap * kernels);
 }
 
+/// A bf16 flash-attention kernel of an H100 pass with the default stack's library: the compute
+/// model's time for its FLOPs at `attended` keys a query over a `sequence`-token sequence, at the
+/// step's sustained clock, plus one gap.
+double attention_kernel_seconds(const WorkOp& op, double attended, double sequence,
+                                const ComputeProfile& profile) {
+  FlashAttention k;
+  k.kernel = SoftwareStack{}.attention;
+  k.flops = op.flops;
+  k.attended = attended;
+  k.sequence = sequence;
+  return flash_attention_seconds(h100(), profile, k) /
+             sustained_clock(h100(), profile, Precision::bf16) +
+         profile.kernel_gap.s();
+}
+
 /// Matmul weights of the layers (attention projections and MLPs, no biases or norms).
 double layer_matmul_weights(const TransformerConfig& m) {
   const ParameterCount p = count_parameters(m);
@@ -291,18 +306,10 @@ TEST_CASE("ring attention: each CP step attends its share of the keys, and the m
   for (const WorkOp* op : steps)
     CHECK(op->flops == Approx(layer / 4).epsilon(1e-12));
   // The layer's last step runs alone (no KV in flight): its kernel at 1,024 keys per query.
-  FlashAttention step;
-  step.kernel = SoftwareStack{}.attention;
-  step.flops = steps[1]->flops;
-  step.attended = 1024;
-  step.sequence = 4096;
-  const double clock = sustained_clock(h100(), p, Precision::bf16);
   CHECK(gpu_work(*steps[1], p) ==
-        Approx(flash_attention_seconds(h100(), p, step) / clock + p.kernel_gap.s())
-            .epsilon(1e-9)
-            .margin(2e-12));
-  step.attended = 2048;  // the whole sequence's ramp: shorter
-  CHECK(gpu_work(*steps[1], p) > flash_attention_seconds(h100(), p, step) / clock * 1.02);
+        Approx(attention_kernel_seconds(*steps[1], 1024, 4096, p)).epsilon(1e-9).margin(2e-12));
+  // The whole sequence's ramp (2,048 keys a query) would be shorter.
+  CHECK(gpu_work(*steps[1], p) > attention_kernel_seconds(*steps[1], 2048, 4096, p) * 1.02);
   const double T = 2048, q = T * 32 * 128, kv = T * 2 * 32 * 128;
   check_memory_op(fwd, "cp_kv_buffer", 2 * 2 * kv, 1, p);
   check_memory_op(fwd, "cp_out_merge", (4 + 6) * q, 4, p);
@@ -330,16 +337,8 @@ TEST_CASE("all-to-all CP: one kernel over the whole sequence, the tensors crossi
   REQUIRE(kernels.size() == 32);
   REQUIRE(alone.size() == 32);
   CHECK(kernels[0]->flops == Approx(alone[0]->flops / 2).epsilon(1e-12));
-  FlashAttention k;
-  k.kernel = SoftwareStack{}.attention;
-  k.flops = kernels[0]->flops;
-  k.attended = 4096;
-  k.sequence = 8192;
   CHECK(gpu_work(*kernels[0], p) ==
-        Approx(flash_attention_seconds(h100(), p, k) / sustained_clock(h100(), p, Precision::bf16) +
-               p.kernel_gap.s())
-            .epsilon(1e-9)
-            .margin(2e-12));
+        Approx(attention_kernel_seconds(*kernels[0], 4096, 8192, p)).epsilon(1e-9).margin(2e-12));
   // Four all-to-alls over the CP group per layer and pass, no ring send/recv.
   const auto cp = collective_of(GroupKind::cp);
   CHECK(count_ops(fwd, cp) == 4 * 32);
@@ -386,16 +385,8 @@ TEST_CASE("all-gather CP: two query chunks over the gathered keys, K and V gathe
   REQUIRE(alone.size() == 32);
   for (const WorkOp* op : kernels)
     CHECK(op->flops == Approx(alone[0]->flops / 8).epsilon(1e-12));
-  FlashAttention k;
-  k.kernel = SoftwareStack{}.attention;
-  k.flops = kernels[0]->flops;
-  k.attended = 4096;
-  k.sequence = 8192;
-  const double clock = sustained_clock(h100(), p, Precision::bf16);
   CHECK(gpu_work(*kernels[0], p) ==
-        Approx(flash_attention_seconds(h100(), p, k) / clock + p.kernel_gap.s())
-            .epsilon(1e-9)
-            .margin(2e-12));
+        Approx(attention_kernel_seconds(*kernels[0], 4096, 8192, p)).epsilon(1e-9).margin(2e-12));
   // The same FLOPs as the ring's four steps, whose kernels attend 1,024 keys a query: faster.
   const auto steps = attention_ops(r.stages[0].chunks[0].forward);
   REQUIRE(steps.size() == 4 * 32);
