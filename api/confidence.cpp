@@ -29,10 +29,9 @@ std::vector<std::string> known_gaps(const Scenario& s) {
       "'GPT-OSS 120B')";
   std::vector<std::string> gaps;
   const models::SoftwareStack& sw = s.lowering.software;
-  // The dropless dispatcher's host sync with the experts launched eagerly, as workload.cpp
-  // builds it: capacity-padded routing or the fused MLP keep the token counts on the GPU.
+  // The alltoall dispatcher's host sync, as the workload builds it (models::moe_counts_on_gpu).
   if (s.model.moe && s.plan.ep > 1 && sw.moe_dispatcher == models::MoeDispatcher::alltoall &&
-      s.model.moe->capacity_factor <= 0 && !sw.fused_moe_mlp && sw.moe_host_sync) {
+      sw.moe_host_sync && !models::moe_counts_on_gpu(*s.model.moe, sw)) {
     gaps.emplace_back(kDroplessAllToAll);
   }
   if (s.model.mlp == models::MlpKind::quick_geglu) gaps.emplace_back(kGptOssLayer);

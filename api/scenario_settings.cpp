@@ -346,10 +346,7 @@ constexpr Setting kSettings[] = {
                     "attention runs a sliding window only under `a2a` or `all_gather`)",
          .choices = "p2p|a2a|all_gather"},
         {[](const JsonValue& v, SettingTarget& t) {
-           const std::string c = v.as_string();
-           t.scenario.plan.cp_comm = c == "a2a"          ? models::CpComm::a2a
-                                     : c == "all_gather" ? models::CpComm::all_gather
-                                                         : models::CpComm::p2p;
+           t.scenario.plan.cp_comm = *models::cp_comm_from(v.as_string());  // a listed choice
          },
          [](const Scenario& s) -> json { return std::string(models::to_string(s.plan.cp_comm)); }}),
     row({.pointer = "/parallelism/dp",

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/enum_from_name.hpp"
 #include "sim/input_error.hpp"
 #include "sim/unit_parse.hpp"
 
@@ -84,6 +85,10 @@ std::string_view to_string(CpComm c) {
       break;
   }
   return "p2p";
+}
+
+std::optional<CpComm> cp_comm_from(std::string_view name) {
+  return enum_from_name(name, {CpComm::p2p, CpComm::a2a, CpComm::all_gather});
 }
 
 std::string_view to_string(TrainingTask t) {

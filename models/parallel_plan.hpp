@@ -34,6 +34,8 @@ enum class GroupKind : uint8_t { tp, cp, dp, pp, ep, edp };
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(CpComm c);
+/// The communication type `name` names (to_string's), or nullopt.
+std::optional<CpComm> cp_comm_from(std::string_view name);
 std::string_view to_string(TrainingTask t);
 
 /// Modules Megatron-Core recomputes under selective recomputation (recompute_modules) beyond the

@@ -1,22 +1,10 @@
 #include "models/software_stack.hpp"
 
 #include <algorithm>
-#include <initializer_list>
+
+#include "models/enum_from_name.hpp"
 
 namespace fabricsim::models {
-
-namespace {
-
-/// The one of `values` that to_string names `name`, or nullopt.
-template <typename E>
-std::optional<E> named(std::string_view name, std::initializer_list<E> values) {
-  for (const E v : values) {
-    if (name == to_string(v)) return v;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 const char* to_string(AttentionKernel k) {
   switch (k) {
@@ -47,7 +35,7 @@ const char* to_string(CudaGraphs g) {
 }
 
 std::optional<CudaGraphs> cuda_graphs_from(std::string_view name) {
-  return named(name, {CudaGraphs::none, CudaGraphs::attention, CudaGraphs::full});
+  return enum_from_name(name, {CudaGraphs::none, CudaGraphs::attention, CudaGraphs::full});
 }
 
 const char* to_string(MoeDispatcher d) {
@@ -63,7 +51,15 @@ const char* to_string(MoeDispatcher d) {
 }
 
 std::optional<MoeDispatcher> moe_dispatcher_from(std::string_view name) {
-  return named(name, {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep});
+  return enum_from_name(name,
+                        {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep});
+}
+
+bool moe_counts_on_gpu(const MoeConfig& moe, const SoftwareStack& software) {
+  const bool static_shapes =
+      moe.capacity_factor > 0 && software.moe_dispatcher == MoeDispatcher::alltoall;
+  return static_shapes ||
+         (software.fused_moe_mlp && software.moe_dispatcher != MoeDispatcher::deepep);
 }
 
 const char* to_string(A2aOverlapScope s) {
@@ -77,7 +73,7 @@ const char* to_string(A2aOverlapScope s) {
 }
 
 std::optional<A2aOverlapScope> a2a_overlap_scope_from(std::string_view name) {
-  return named(name, {A2aOverlapScope::modules, A2aOverlapScope::chunk});
+  return enum_from_name(name, {A2aOverlapScope::modules, A2aOverlapScope::chunk});
 }
 
 const char* to_string(FsdpImpl f) {
@@ -107,7 +103,8 @@ const char* to_string(LossKernel k) {
 }
 
 std::optional<LossKernel> loss_kernel_from(std::string_view name) {
-  return named(name, {LossKernel::fp32_upcast, LossKernel::megatron_fused, LossKernel::fused});
+  return enum_from_name(name,
+                        {LossKernel::fp32_upcast, LossKernel::megatron_fused, LossKernel::fused});
 }
 
 double loss_bytes_per_logit(LossKernel k, bool backward) {

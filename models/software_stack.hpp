@@ -194,6 +194,14 @@ struct SoftwareStack {
   std::vector<SoftwareFact> facts;
 };
 
+/// Whether an MoE block keeps its per-expert token counts on the GPU, so its host need not wait
+/// for them (sync-free: the block can be captured in a CUDA graph): capacity-padded routing
+/// through the alltoall dispatcher (static shapes: Megatron-Core's sync point stays "no_sync"
+/// under drop_and_pad, token_dispatcher.py core_v0.14.0; the flex dispatcher pads nothing), or
+/// the fused grouped MLP, unless DeepEP's normal kernels make the host wait for the received
+/// counts (Hybrid-EP's need no host synchronisation: DeepEP docs/README_Hybrid-EP.md).
+bool moe_counts_on_gpu(const MoeConfig& moe, const SoftwareStack& software);
+
 /// `bf16` or `fp32`: the setting's name of an optimizer state of `bytes` per element.
 inline std::string_view optimizer_state_name(double bytes) {
   return bytes == 2.0 ? "bf16" : "fp32";

@@ -918,18 +918,13 @@ struct LayerEmitter {
   void moe(ProgramBuilder& b, bool backward) const {
     const MoeConfig& e = *model.moe;
     // Drop-and-pad routing (a capacity factor: every expert's buffer padded to capacity) has
-    // static shapes, so Megatron-Core's alltoall dispatcher copies no token counts to the host
-    // (token_dispatcher.py, core_v0.14.0: the sync point stays "no_sync" under drop_and_pad) and
-    // the block can be captured in a CUDA graph. Dropless routing cannot, nor the flex
-    // dispatcher, which pads nothing to capacity (token_dispatcher.py asserts it).
+    // static shapes through the alltoall dispatcher; the flex dispatcher pads nothing to capacity
+    // (token_dispatcher.py asserts it). Where the token counts stay on the GPU, the host waits for
+    // nothing and the block can be captured in a CUDA graph (moe_counts_on_gpu).
     const MoeDispatcher dispatcher = software.moe_dispatcher;
     const bool flex = dispatcher != MoeDispatcher::alltoall;
     const bool static_shapes = e.capacity_factor > 0 && !flex;
-    // The fused grouped MLP keeps the token counts on the GPU: no host sync, graphable, unless
-    // DeepEP's normal kernels make the host wait for the received token counts (Hybrid-EP's
-    // kernels need no host synchronisation: DeepEP docs/README_Hybrid-EP.md).
-    const bool sync_free =
-        static_shapes || (software.fused_moe_mlp && dispatcher != MoeDispatcher::deepep);
+    const bool sync_free = moe_counts_on_gpu(e, software);
     const bool block_graphed = sync_free && software.cuda_graphs == CudaGraphs::full;
     b.graphed(block_graphed);
     // Graphs over the router and the dispatcher's preprocessing (its permutation) replay those

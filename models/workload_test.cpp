@@ -64,6 +64,18 @@ std::function<bool(const WorkOp&)> collective_of(GroupKind g) {
   return [g](const WorkOp& op) { return is_collective(op) && op.group == g; };
 }
 
+std::function<bool(const WorkOp&)> collective_of(GroupKind g, CollectiveOp c) {
+  return [g, c](const WorkOp& op) { return is_collective(op) && op.group == g && op.op == c; };
+}
+
+/// Bytes the collectives of `pass` that `which` picks move.
+double bytes_moved(const PassProgram& pass, const std::function<bool(const WorkOp&)>& which) {
+  double bytes = 0;
+  for (const WorkOp& op : pass.ops)
+    if (which(op)) bytes += op.bytes.count();
+  return bytes;
+}
+
 std::function<bool(const WorkOp&)> named(std::string_view name) {
   return [name](const WorkOp& op) { return name == op.name; };
 }
@@ -348,10 +360,7 @@ TEST_CASE("all-to-all CP: one kernel over the whole sequence, the tensors crossi
   };
   CHECK(count_ops(fwd, sendrecv) == 0);
   const double T = 4096, q = T * 32 * 128, kv = T * 8 * 128;
-  double moved = 0;
-  for (const WorkOp& op : fwd.ops)
-    if (cp(op)) moved += op.bytes.count();
-  CHECK(moved == Approx(32 * 2 * (q + 2 * kv + q)).epsilon(1e-12));
+  CHECK(bytes_moved(fwd, cp) == Approx(32 * 2 * (q + 2 * kv + q)).epsilon(1e-12));
   check_memory_op(fwd, "cp_qkv_a2a_copy", 4 * 2 * (q + 2 * kv), 6, p);
   check_memory_op(fwd, "cp_out_a2a_copy", 4 * 2 * q, 2, p);
   check_memory_op(bwd, "cp_dout_a2a_copy", 4 * 2 * q, 2, p);
@@ -394,20 +403,12 @@ TEST_CASE("all-gather CP: two query chunks over the gathered keys, K and V gathe
         gpu_work(*steps[0], p) + gpu_work(*steps[1], p) + gpu_work(*steps[2], p) +
             gpu_work(*steps[3], p));
   // Per layer: forward two all-gathers (K, V); backward two more and two reduce-scatters.
-  const auto op_on_cp = [](CollectiveOp op) {
-    return [op](const WorkOp& o) {
-      return is_collective(o) && o.group == GroupKind::cp && o.op == op;
-    };
-  };
-  CHECK(count_ops(fwd, op_on_cp(CollectiveOp::all_gather)) == 2 * 32);
-  CHECK(count_ops(bwd, op_on_cp(CollectiveOp::all_gather)) == 2 * 32);
-  CHECK(count_ops(bwd, op_on_cp(CollectiveOp::reduce_scatter)) == 2 * 32);
+  CHECK(count_ops(fwd, collective_of(GroupKind::cp, CollectiveOp::all_gather)) == 2 * 32);
+  CHECK(count_ops(bwd, collective_of(GroupKind::cp, CollectiveOp::all_gather)) == 2 * 32);
+  CHECK(count_ops(bwd, collective_of(GroupKind::cp, CollectiveOp::reduce_scatter)) == 2 * 32);
   CHECK(count_ops(fwd, collective_of(GroupKind::cp)) == 2 * 32);
   const double T = 2048, q = T * 32 * 128, kv = T * 8 * 128, gathered = 4 * 2 * kv;
-  double moved = 0;
-  for (const WorkOp& op : fwd.ops)
-    if (is_collective(op) && op.group == GroupKind::cp) moved += op.bytes.count();
-  CHECK(moved == Approx(32 * 2 * gathered).epsilon(1e-12));
+  CHECK(bytes_moved(fwd, collective_of(GroupKind::cp)) == Approx(32 * 2 * gathered).epsilon(1e-12));
   check_memory_op(fwd, "cp_kv_reorder", 2 * 2 * gathered, 2, p);
   check_memory_op(fwd, "cp_out_copy", 2 * 2 * q, 2, p);
   check_memory_op(bwd, "cp_kv_reorder_bwd", 2 * 2 * gathered, 2, p);
