@@ -763,7 +763,7 @@ constexpr Setting kSettings[] = {
         "/software/moe_a2a_overlap",
         "expert-parallel all-to-alls overlap compute (Megatron-Core's "
         "moe_a2a_overlap): each all-to-all runs beside the MoE block's compute up to "
-        "the next one, slowing it while it holds SMs"),
+        "the next one, slowing it while it is in flight"),
     row({.pointer = "/software/moe_a2a_overlap_scope",
          .kind = SettingKind::choice,
          .type = "string",

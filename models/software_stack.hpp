@@ -138,7 +138,7 @@ struct SoftwareStack {
   /// Expert-parallel all-to-alls run beside compute (Megatron-Core's moe_a2a_overlap, which pairs
   /// one micro-batch's forward with another's backward so each one's all-to-alls hide behind the
   /// other's compute): modelled as each all-to-all running beside the block's compute up to the
-  /// next one, which it slows while it holds SMs.
+  /// next one, which it slows while it is in flight.
   bool moe_a2a_overlap = false;
   /// How far the overlapped all-to-alls reach: Megatron-Core's sub-module pairing, or the whole
   /// chunk's compute as DeepSeek's DualPipe overlaps a forward and a backward chunk.

@@ -38,6 +38,7 @@ void Engine::start_collective(RankRun& r, const WorkOp& op, OnEnd then) {
 
 void Engine::start_slot(RankRun& r, const WorkOp& op) {
   const size_t slot = static_cast<size_t>(op.slot);
+  r.pass.slots[slot].begin = sim.now();
   start_collective(r, op, [this, &r, slot](Time) {
     Slot& s = r.pass.slots[slot];
     s.done = true;
@@ -222,12 +223,12 @@ bool Engine::interpret(RankRun& r) {
           if (op.after >= 0) begin = std::max(begin, r.pass.slots[op.after].end);
           const Time d = known_duration(r, op);
           record_comm(r, op.group, op.op, begin, begin + d);
-          r.pass.slots[slot] = {true, op.group, begin + d};
+          r.pass.slots[slot] = {true, op.group, begin, begin + d, op.contention};
           ++r.pass.op;
           continue;
         }
         if (!caught_up(r)) return false;
-        r.pass.slots[slot] = {false, op.group, Time::zero()};
+        r.pass.slots[slot] = {false, op.group, Time::zero(), Time::zero(), op.contention};
         if (op.after >= 0 && !r.pass.slots[op.after].done) {
           r.pass.slots[op.after].chained = static_cast<int>(r.pass.op);
         } else {
@@ -237,7 +238,12 @@ bool Engine::interpret(RankRun& r) {
         continue;
       }
       case WorkOp::Kind::comm_wait: {
-        const Slot& s = r.pass.slots[static_cast<size_t>(op.slot)];
+        Slot& s = r.pass.slots[static_cast<size_t>(op.slot)];
+        if (s.contention > 0) {
+          // The flow backend knows whether it is still in flight once the clock is here.
+          if (!s.done && !caught_up(r)) return false;
+          book_contention(r, s);
+        }
         if (s.done) {
           if (s.end > r.pass.cursor) {
             r.parts[exposed_part(s.kind)] += s.end - r.pass.cursor;
@@ -298,6 +304,20 @@ bool Engine::interpret(RankRun& r) {
     }
   }
   return true;
+}
+
+void Engine::book_contention(RankRun& r, Slot& s) {
+  // The compute since the collective started ran beside it until it finished (or until now, in
+  // flight still), slower by the SMs it held.
+  const Time until = s.done ? std::min(s.end, r.pass.cursor) : r.pass.cursor;
+  if (until > s.begin) {
+    const Time slower = (until - s.begin) * s.contention;
+    record(r, "compute", "slowed beside overlapped collective", r.pass.cursor,
+           r.pass.cursor + slower);
+    r.parts[kCompute] += slower;
+    r.pass.cursor += slower;
+  }
+  s.contention = 0;
 }
 
 double Engine::contention_scale(RankRun& r, int chunk, const PassProgram& pass, bool gathers,

@@ -49,7 +49,10 @@ struct PassCost {
 struct Slot {
   bool done = false;
   GroupKind kind = GroupKind::tp;
+  Time begin;  ///< when the collective started (the flow backend: once it has)
   Time end;
+  /// The slowdown of the compute beside it, not yet booked (WorkOp::contention).
+  double contention = 0;
   /// Flow backend: the op index of a comm_start that waits for this collective to finish
   /// (WorkOp::after); -1: none.
   int chained = -1;
@@ -289,6 +292,9 @@ struct Engine {
   /// backends, so that they stay comparable.
   double contention_scale(RankRun& r, int chunk, const PassProgram& pass, bool gathers,
                           bool reduces);
+  /// Books the slowdown of the compute that ran beside slot `s`'s collective (Slot::contention)
+  /// when the compute stream waits for it.
+  void book_contention(RankRun& r, Slot& s);
 
   // ---- pipeline tasks and the end of a rank's step (step_engine.cpp) ----
   /// Starts the step on every rank. All are ready before any starts: a rank that runs ahead

@@ -713,3 +713,31 @@ TEST_CASE("all-to-alls overlapped over the chunk run one after another beside it
     }
   }
 }
+
+TEST_CASE("an overlapped all-to-all slows the compute beside it only while it is in flight",
+          "[step][moe]") {
+  // As above: two MoE layers, EP2 in one GB200 NVL72 domain, data-parallel traffic outside the
+  // passes. NVLink 20 times faster: each all-to-all is done well before the compute beside it.
+  Setup s = mixtral(2, 1, 4, 2, 8);
+  s.system = "gb200-nvl72";
+  s.plan.dp_comm_overlap = false;
+  s.plan.param_gather_overlap = false;
+  topologies::ClusterSpec spec = topologies::find_system(s.system)->make(s.gpus);
+  spec.nvlink->link_bandwidth = spec.nvlink->link_bandwidth * 20.0;
+  s.cluster = spec;
+  const StepResult blocking = simulate(s, with_backend(Backend::analytical));
+  s.software.moe_a2a_overlap = true;
+  const double slowdown = workload_of(s).dp_contention;
+  REQUIRE(slowdown > 0);
+  for (const Backend backend : {Backend::analytical, Backend::flow}) {
+    INFO((backend == Backend::flow ? "flow" : "analytical"));
+    const StepResult overlapped = simulate(s, with_backend(backend));
+    // Every all-to-all hidden, and the compute slower by the SMs they held for their own time
+    // (blocking, the exposed time is theirs), not for the compute they ran beside.
+    const double all_to_alls = blocking.stages[0].exposed_ep.s();
+    REQUIRE(all_to_alls > 0);
+    CHECK(overlapped.stages[0].exposed_ep.s() == 0);
+    CHECK(overlapped.stages[0].compute.s() - blocking.stages[0].compute.s() ==
+          Approx(slowdown * all_to_alls).epsilon(1e-6));
+  }
+}

@@ -152,6 +152,19 @@ class ProgramBuilder {
     program_.ops.back().after = chain_;
     chain_ = slot;
   }
+  /// Makes the collective just started in `slot` (after join_carried(): one at a time) the pass's
+  /// carried one, waited for by join_carried() or at the pass's end: the compute it runs beside
+  /// is slower by `contention` for as long as it is in flight (WorkOp::contention).
+  void carry(int slot, double contention) {
+    program_.ops.back().contention = contention;
+    carried_ = slot;
+  }
+  /// The compute stream waits for the carried collective, if any.
+  void join_carried() {
+    if (carried_ < 0) return;
+    wait(carried_);
+    carried_ = -1;
+  }
   /// The compute stream waits for the collective started in `slot`.
   void wait(int slot) {
     WorkOp wait;
@@ -216,6 +229,7 @@ class ProgramBuilder {
     push(w);
   }
   PassProgram take() {
+    join_carried();
     if (chain_ >= 0) {
       contend(chain_saved_contention_);
       wait(chain_);
@@ -291,6 +305,7 @@ class ProgramBuilder {
   double contended_ = 0;
   int chain_ = -1;  ///< the last collective started on the chained stream (chain), -1: none
   double chain_saved_contention_ = 0;
+  int carried_ = -1;  ///< the collective carried beside the compute (carry), -1: none
   sim::Time host_;    ///< when the host has issued the ops so far, from the last sync
   sim::Time queued_;  ///< when the GPU finishes them, from the last sync
   int kernels_ = 1;
@@ -948,14 +963,18 @@ struct LayerEmitter {
     // (DeepEP's or Hybrid-EP's). Backward, the gradient of the combine travels as a dispatch and
     // that of the dispatch as a combine; the flex kernels send FP8 only in the forward dispatch of
     // a low-precision run.
-    // Overlapped (moe_a2a_overlap), each all-to-all runs beside the compute up to the next one
-    // (about the sub-module Megatron pairs it with), which it slows while its channels hold SMs;
-    // it is joined before the next starts, and the last by the end of the block. With the chunk
-    // scope (DualPipe) they run one after another on their own stream beside the whole pass,
-    // whose compute belongs in the real schedule to the paired chunk and so waits for none.
+    // Overlapped (moe_a2a_overlap), each all-to-all runs beside the compute up to the next one,
+    // is joined before the next starts and the last by the end of the block, and slows the
+    // compute beside it while its channels hold SMs, for as long as it is in flight. Megatron-Core
+    // pairs each with a sub-module of another micro-batch's opposite pass instead
+    // (model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run: the forward combine beside
+    // the backward attention, the backward dispatch beside the expert weight gradients and
+    // forward); carried that far, the model hides nearly every all-to-all, where NVIDIA's
+    // measured A/B (docs/validation.md) hides about a third: the block's own compute is the
+    // nearer stand-in. With the chunk scope (DualPipe) they run one after another on their own
+    // stream beside the whole pass, whose compute belongs in the real schedule to the paired
+    // chunk and so waits for none.
     const bool a2a_overlap = software.moe_a2a_overlap && s.ep > 1;
-    std::optional<int> in_flight;  // the all-to-all started and not yet joined
-    double outer_contention = 0;
     auto ep_comm = [&](bool combine, bool fp8) {
       if (s.ep <= 1) return;
       const WorkOp::MoeTokens tokens{Tr * load,
@@ -974,12 +993,8 @@ struct LayerEmitter {
         return;
       }
       if (a2a_overlap) {
-        if (in_flight) {
-          b.wait(*in_flight);
-        } else {
-          outer_contention = b.contend(slowdown);
-        }
-        in_flight = start();
+        b.join_carried();
+        b.carry(start(), slowdown);
         return;
       }
       if (!flex) {
@@ -987,11 +1002,6 @@ struct LayerEmitter {
         return;
       }
       b.moe_comm(tokens, a2a);
-    };
-    auto join = [&] {
-      if (!in_flight) return;
-      b.contend(outer_contention);
-      b.wait(*in_flight);
     };
     const bool fp8_dispatch = quantized;
     // Megatron-Core's alltoall dispatcher receives tokens grouped by source rank and sorts them
@@ -1105,7 +1115,7 @@ struct LayerEmitter {
       b.kernels(kUnpermuteKernels);
       permutation("unpermute", Tr * e.top_k);
       shared_gemms(false);
-      join();
+      b.join_carried();
       return;
     }
     shared_gemms(true);
@@ -1142,7 +1152,7 @@ struct LayerEmitter {
       b.gemm("router_dgrad", Precision::bf16, Tr, h, e.experts);
       if (!lora) b.gemm("router_wgrad", Precision::bf16, h, e.experts, Tr);
     });
-    join();
+    b.join_carried();
   }
 
   /// The forward of the modules plan.recompute_modules names, rerun before the layer's backward

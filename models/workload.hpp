@@ -66,6 +66,10 @@ struct WorkOp {
     bool hybridep = false;  ///< Hybrid-EP's kernels rather than DeepEP's normal ones
     friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
   } moe;
+  /// comm_start: compute runs slower by this fraction while the collective is in flight (its
+  /// kernels hold SMs), booked when the compute stream waits for it; 0: the program's compute
+  /// durations already carry any slowdown.
+  double contention = 0;
   const char* name = "";
   /// Part of `duration` that is not the kernel's own work: the gap between dependent kernels and
   /// the wait for a launch that takes longer than the kernel (host-bound).
