@@ -138,6 +138,29 @@ TEST_CASE("confidence names the known gaps of the paths a scenario runs", "[conf
             "/software/framework=megatron-bridge", "/software/moe_dispatcher=hybridep"});
   REQUIRE(oss.size() == 1);
   CHECK_THAT(oss[0], Catch::Contains("GPT-OSS"));
+  // Expert-parallel MoE on the x86 Blackwell systems, whatever the dispatcher; not on Grace
+  // Blackwell, not on x86 Hopper, not for a dense model or without expert parallelism.
+  std::vector<std::string> hybrid = moe;
+  hybrid.push_back("/software/moe_dispatcher=hybridep");
+  for (const char* x86 : {"dgx-b200", "dgx-b300"}) {
+    std::vector<std::string> sets = hybrid;
+    sets.push_back(std::string("/system/preset=") + x86);
+    INFO(x86);
+    const auto g = gaps(sets);
+    REQUIRE(g.size() == 1);
+    CHECK_THAT(g[0], Catch::Contains("x86 Blackwell"));
+    sets.push_back("/software/moe_dispatcher=alltoall");
+    CHECK(gaps(sets).size() == 2);
+    sets.push_back("/parallelism/ep=1");
+    CHECK(gaps(sets).empty());
+  }
+  for (const char* other : {"gb200-nvl72", "gb300-nvl72", "dgx-h100"}) {
+    std::vector<std::string> sets = hybrid;
+    sets.push_back(std::string("/system/preset=") + other);
+    INFO(other);
+    CHECK(gaps(sets).empty());
+  }
+  CHECK(gaps({"/system/preset=dgx-b200"}).empty());
 }
 
 TEST_CASE("confidence flags a system nothing was measured on", "[confidence]") {
