@@ -284,6 +284,43 @@ def container_release(repo, org, bench, config):
     return None, None
 
 
+def deepspeed_plan(repo, org, bench):
+    """The plan of a DeepSpeed submission from its own launch (the MLPerf reference
+    implementation's Hugging Face Accelerate + DeepSpeed scripts: `train.py` flags and the ZeRO
+    stage of the DeepSpeed JSON its Accelerate configuration names): data parallel over every GPU,
+    the per-device micro-batch, full recomputation where gradient checkpointing is on, BF16
+    unless FP8 is asked for; and the launch files. (None, None) where the launch or its ZeRO stage
+    is not found or the launches disagree."""
+    prefix = f"{org}/benchmarks/{bench}/"
+    launches = [f for f in repo.files if f.startswith(prefix) and
+                re.search(r"\.(sh|sub)$", f) and "accelerate launch" in repo.read(f)]
+    stages = set()
+    for f in repo.files:
+        if f.startswith(prefix) and f.endswith(".json"):
+            try:
+                stage = json.loads(repo.read(f)).get("zero_optimization", {}).get("stage")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if isinstance(stage, int):
+                stages.add(stage)
+    if not launches or len(stages) != 1:
+        return None, None
+    plans = set()
+    for f in launches:
+        text = repo.read(f)
+        mb = re.search(r"--per_device_train_batch_size[ =]+(\d+)", text)
+        ckpt = re.search(r"--use_gradient_checkpointing[ =]+(\w+)", text)
+        if mb:
+            plans.add((int(mb.group(1)), bool(ckpt and ckpt.group(1).lower() == "true"),
+                       bool(re.search(r"--fp8\b", text))))
+    if len(plans) != 1:
+        return None, None
+    mb, recompute, fp8 = plans.pop()
+    return {"micro_batch": mb, "zero": stages.pop(),
+            "recompute": "full" if recompute else None,
+            "precision": "fp8" if fp8 else "bf16"}, sorted(launches)
+
+
 def as_int(env, *names):
     for n in names:
         v = env.get(n)
@@ -343,7 +380,13 @@ def main():
         score *= factor
         gbs = runs[0]["gbs"]
         steps = [t for r in runs for t in r["steps"]]
-        config, how = find_config(repo, org, bench, sysdir, nodes, per_node, token)
+        framework_name = system.get("framework", "") or system.get("framework_name", "")
+        framework = framework_of(framework_name)
+        # A DeepSpeed submission runs its own launch, not NVIDIA's NeMo configurations.
+        ds_plan, ds_launch = (deepspeed_plan(repo, org, bench) if framework["name"] == "deepspeed"
+                              else (None, None))
+        config, how = ((None, None) if ds_plan else
+                       find_config(repo, org, bench, sysdir, nodes, per_node, token))
         env = exports(repo, config) if config else {}
         defaults = hydra_defaults(repo, config) if config else {}
         tp = as_int(env, "TENSOR_MODEL_PARALLEL", "TP")
@@ -380,12 +423,16 @@ def main():
             precision = "bf16"
         else:
             precision = "fp8"  # unstated: the LLM submissions of these rounds train in FP8 or FP4
+        zero = recompute = None
+        if ds_plan:
+            tp, pp, cp, vp = 1, 1, 1, None
+            mb, zero, recompute = ds_plan["micro_batch"], ds_plan["zero"], ds_plan["recompute"]
+            precision = ds_plan["precision"]
         plan_known = None not in (tp, pp, cp, mb)
         model = dict(templates[bench])
         model["seq_len"] = seq_len
-        framework_name = system.get("framework", "") or system.get("framework_name", "")
-        framework = framework_of(framework_name)
-        container, dockerfile = container_release(repo, org, bench, config)
+        container, dockerfile = container_release(repo, org, bench,
+                                                  config or (ds_launch[0] if ds_launch else None))
         if container:
             framework.update(release_fields(*container))
         measured = {"time_to_train_min": round(score, 3)}
@@ -401,13 +448,17 @@ def main():
                  f"unless DeepSpeed is named)",
                  f"{len(runs)} runs, {minutes[0]:.2f}-{minutes[-1]:.2f} min, scaling factor "
                  f"{factor:.4f}",
-                 f"precision from {config.rsplit('/', 1)[1] if config else 'no configuration'}"]
+                 f"precision from {config.rsplit('/', 1)[1] if config else 'its launch' if ds_plan else 'no configuration'}"]
         if step:
             notes.append(f"tokens/s from the runs' {runs[0]['timed_by']} "
                          f"(median step {step:.3f} s)")
         if container:
             notes.append(f"framework version from the container release {dockerfile} builds on")
-        if config:
+        if ds_plan:
+            notes.append(f"plan from {', '.join(ds_launch)} (the submission's Accelerate + DeepSpeed launch: "
+                         f"data parallel, ZeRO {zero}, the per-device micro-batch, "
+                         f"{'gradient checkpointing' if recompute else 'no checkpointing'})")
+        elif config:
             notes.append(f"plan from {config} ({how})")
         else:
             notes.append("no launch configuration found: plan not stated")
@@ -431,8 +482,8 @@ def main():
             "parallelism": {
                 "tp": tp, "pp": pp, "cp": cp, "vp": vp,
                 "dp": gpus // (tp * pp * cp) if plan_known else None,
-                "ep": None, "zero": None, "micro_batch": mb, "global_batch": gbs,
-                "recompute": None, "sequence_parallel": None, "fsdp": None},
+                "ep": None, "zero": zero, "micro_batch": mb, "global_batch": gbs,
+                "recompute": recompute, "sequence_parallel": None, "fsdp": None},
             "collective": None,
             "gemm": None,
             "measured": measured,
