@@ -47,8 +47,9 @@ struct Confidence {
 };
 
 /// The known gaps of a scenario: dropless MoE through NCCL's all-to-all dispatcher with eager
-/// experts, and GPT-OSS's layer (its clamped GLU, expert biases and attention sinks). Read off
-/// the scenario's own settings; the figures are comparisons with published runs, never fitted.
+/// experts, GPT-OSS's layer (its clamped GLU, expert biases and attention sinks), and
+/// expert-parallel MoE on an x86 Blackwell system. Read off the scenario's own settings; the
+/// figures are comparisons with published runs, never fitted.
 std::vector<std::string> known_gaps(const Scenario& s);
 
 /// "built-in profile of <system>" (every preset has one) or the profile's path; with a

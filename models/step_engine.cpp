@@ -223,12 +223,14 @@ bool Engine::interpret(RankRun& r) {
           if (op.after >= 0) begin = std::max(begin, r.pass.slots[op.after].end);
           const Time d = known_duration(r, op);
           record_comm(r, op.group, op.op, begin, begin + d);
-          r.pass.slots[slot] = {true, op.group, begin, begin + d, op.contention};
+          r.pass.slots[slot] = {true, op.group, begin, begin + d,
+                                r.pass.program->contention_of(op.slot)};
           ++r.pass.op;
           continue;
         }
         if (!caught_up(r)) return false;
-        r.pass.slots[slot] = {false, op.group, Time::zero(), Time::zero(), op.contention};
+        r.pass.slots[slot] = {false, op.group, Time::zero(), Time::zero(),
+                              r.pass.program->contention_of(op.slot)};
         if (op.after >= 0 && !r.pass.slots[op.after].done) {
           r.pass.slots[op.after].chained = static_cast<int>(r.pass.op);
         } else {

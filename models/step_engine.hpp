@@ -51,7 +51,7 @@ struct Slot {
   GroupKind kind = GroupKind::tp;
   Time begin;  ///< when the collective started (the flow backend: once it has)
   Time end;
-  /// The slowdown of the compute beside it, not yet booked (WorkOp::contention).
+  /// The slowdown of the compute beside it, not yet booked (PassProgram::slot_contention).
   double contention = 0;
   /// Flow backend: the op index of a comm_start that waits for this collective to finish
   /// (WorkOp::after); -1: none.

@@ -154,9 +154,11 @@ class ProgramBuilder {
   }
   /// Makes the collective just started in `slot` (after join_carried(): one at a time) the pass's
   /// carried one, waited for by join_carried() or at the pass's end: the compute it runs beside
-  /// is slower by `contention` for as long as it is in flight (WorkOp::contention).
+  /// is slower by `contention` for as long as it is in flight (PassProgram::slot_contention).
   void carry(int slot, double contention) {
-    program_.ops.back().contention = contention;
+    std::vector<double>& c = program_.slot_contention;
+    if (c.size() <= static_cast<size_t>(slot)) c.resize(static_cast<size_t>(slot) + 1, 0.0);
+    c[static_cast<size_t>(slot)] = contention;
     carried_ = slot;
   }
   /// The compute stream waits for the carried collective, if any.

@@ -66,10 +66,6 @@ struct WorkOp {
     bool hybridep = false;  ///< Hybrid-EP's kernels rather than DeepEP's normal ones
     friend bool operator==(const MoeTokens&, const MoeTokens&) = default;
   } moe;
-  /// comm_start: compute runs slower by this fraction while the collective is in flight (its
-  /// kernels hold SMs), booked when the compute stream waits for it; 0: the program's compute
-  /// durations already carry any slowdown.
-  double contention = 0;
   const char* name = "";
   /// Part of `duration` that is not the kernel's own work: the gap between dependent kernels and
   /// the wait for a launch that takes longer than the kernel (host-bound).
@@ -90,6 +86,16 @@ struct PassProgram {
   std::vector<WorkOp> ops;
   sim::Time compute;  ///< the compute ops' durations, summed
   double flops = 0;
+  /// By slot: the fraction by which compute runs slower while the collective started in that
+  /// slot is in flight (its kernels hold SMs), booked when the compute stream waits for it; 0 or
+  /// past the end: the program's compute durations already carry any slowdown. Kept here, not
+  /// in WorkOp, which every op of every program carries.
+  std::vector<double> slot_contention;
+  double contention_of(int slot) const {
+    return static_cast<size_t>(slot) < slot_contention.size()
+               ? slot_contention[static_cast<size_t>(slot)]
+               : 0.0;
+  }
 };
 
 struct ChunkWork {

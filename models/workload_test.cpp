@@ -1674,7 +1674,7 @@ TEST_CASE("overlapped all-to-alls run beside the compute up to the next one, whi
     // keep their own durations, the starts carry the SMs the channels hold.
     CHECK(o.compute == b.compute);
     for (const WorkOp& op : o.ops) {
-      if (ep_started(op)) CHECK(op.contention == Approx(slowdown));
+      if (ep_started(op)) CHECK(o.contention_of(op.slot) == Approx(slowdown));
     }
   }
 }

@@ -15,8 +15,8 @@ system preset for, one training case in the format of ../shared/reference/cases 
   the submission's README names (config_*.sh: exported variables, following its `source` lines;
   what they leave unset, the Hydra configuration's default), else the one named for the system
   or kept in a folder named for it, else the one whose name gives the system's nodes x GPUs and
-  GPU type, else the submitter's only one, else NVIDIA's (find_config); the global batch from
-  the logs;
+  GPU type, else the submitter's only one, else NVIDIA's (find_config); a DeepSpeed submission's
+  from its own Accelerate + DeepSpeed launch (deepspeed_plan); the global batch from the logs;
 - the framework: NVIDIA's NeMo-based implementation (DeepSpeed where the system description names
   it) at the NGC container release the implementation's Dockerfile builds on (container_release),
   else the release the system description names, which can be older than the code that ran.
