@@ -21,5 +21,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# A build folder configured before (by hand, with another generator) keeps its generator: CMake
+# refuses to switch one, and the cache already says how to build.
+generator=(-G Ninja)
+if [ -f "$root/build/CMakeCache.txt" ]; then generator=(); fi
+cmake -S "$root" -B "$root/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/build" -j "$jobs"
