@@ -7,6 +7,7 @@
 #include "models/model_presets.hpp"
 #include "models/nemo_recipes.hpp"
 #include "models/pipeline_layout.hpp"
+#include "topologies/gpu_spec.hpp"
 #include "topologies/system_presets.hpp"
 
 namespace fabricsim::api {
@@ -217,8 +218,12 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   }
   // A NeMo run took its recipe's optimizer state and FP8 parameters (models/nemo_recipes).
   if (c.framework && c.framework->name == "nemo" && c.framework->version) {
+    const topologies::SystemPreset* system = topologies::find_system(c.system);
+    const topologies::GpuSpec* gpu = system ? topologies::find_gpu(system->gpu) : nullptr;
+    const models::NemoRunPlan run{
+        p.cp, gpu != nullptr && gpu->generation == topologies::GpuGeneration::blackwell};
     const models::NemoRecipe nemo =
-        models::nemo_recipe(*c.framework->version, m.name, c.task.value_or("pretrain"));
+        models::nemo_recipe(*c.framework->version, m.name, c.task.value_or("pretrain"), run);
     if (nemo.bf16_optimizer_state) software["optimizer_state"] = "bf16";
     if (nemo.fp8_params) software["fp8_params"] = true;
     if (nemo.cross_entropy_fusion) software["loss_kernel"] = "megatron_fused";

@@ -74,15 +74,6 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim, bool b
 double attention_exp_rate_factor(AttentionKernel kernel, double head_dim, bool backward,
                                  double exp_rate, topologies::GpuGeneration generation);
 
-/// How much faster cuDNN's FP8 fused attention runs than its BF16 one, causal, at 4k-32k tokens:
-/// the medians of the BF16 over FP8 kernel times of cuDNN's SDPA training benchmark
-/// (calibration/data/cudnn-sdpa-2026, README there). Hopper (cuDNN 9.19 on an H200): 1.50
-/// forward, 0.72 backward (the FP8 backward is slower than the BF16 one). Blackwell (cuDNN 9.22 on
-/// GB200 and GB300, Llama 3.1, DeepSeek-V3 and Kimi K2 shapes): per-tensor FP8 1.53 forward and
-/// 1.68 backward; block-scaled MXFP8 (`block_scaled`: MXFP8 and NVFP4 recipes) 1.40 and 1.31.
-double fp8_attention_speedup(topologies::GpuGeneration generation, bool backward,
-                             bool block_scaled);
-
 /// The keys past its window that a sliding-window (banded) flash kernel computes for each query:
 /// it works in whole tiles, so a tile of queries under a band of w keys runs over w plus a tile's
 /// worth. Fitted to the banded rows of cuDNN's SDPA training benchmark (GPT-OSS's head width 64,
@@ -101,7 +92,24 @@ struct FlashAttention {
   double head_dim = 128;      ///< mean of the q/k and v widths
   bool fp8 = false;           ///< cuDNN's FP8 kernel
   bool block_scaled = false;  ///< MXFP8 (MXFP8 and NVFP4 recipes) rather than per-tensor FP8
+  bool mla = false;           ///< multi-head latent attention's heads (DeepSeek-V3, Kimi K2)
 };
+
+/// How much faster cuDNN's FP8 fused attention runs than its BF16 one, causal, at 4k-32k tokens:
+/// the medians of the BF16 over FP8 kernel times of cuDNN's SDPA training benchmark
+/// (calibration/data/cudnn-sdpa-2026, README there), per GPU and head layout. Hopper (cuDNN 9.19
+/// on an H200, Llama 3.1's heads only): 1.50 forward, 0.72 backward (the FP8 backward is slower
+/// than the BF16 one). Blackwell (cuDNN 9.22): MLA's heads (`a.mla`: DeepSeek-V3's, Kimi K2's)
+/// gain more than Llama 3.1's GQA heads of width 128, which stand for every other layout (the
+/// benchmark times no other), and Blackwell Ultra (GB300: a faster exponential, exp_rate > 1) more
+/// than GB200, FP8 shortening the matmuls and leaving the softmax. Per-tensor FP8 or block-scaled
+/// MXFP8 (`a.block_scaled`: MXFP8 and NVFP4 recipes).
+double fp8_attention_speedup(const topologies::GpuSpec& gpu, const FlashAttention& a);
+
+/// How much faster cuDNN's FP8 backward of a banded layer on Blackwell runs the whole unmasked
+/// square than BF16 would: the rate GPT-OSS's banded rows of cuDNN's benchmark show (per-tensor
+/// or block-scaled `block_scaled`), apart from fp8_attention_speedup's full-attention layouts.
+double banded_fp8_backward_speedup(bool block_scaled);
 
 /// Seconds for `a` at the profile's clock: attention_seconds over the keys the kernel computes,
 /// at the library, head-width, exponential-rate and FP8 factors. A banded kernel computes whole

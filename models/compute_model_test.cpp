@@ -264,15 +264,40 @@ TEST_CASE("Blackwell Ultra's doubled exponential rate shrinks attention's softma
 
 TEST_CASE("FP8 attention's speed-ups and banded tiles per generation", "[compute]") {
   using topologies::GpuGeneration;
-  // cuDNN's benchmark: Hopper's FP8 backward is slower than its BF16 one; Blackwell's per-tensor
-  // FP8 gains more than MXFP8, backward most.
-  CHECK(fp8_attention_speedup(GpuGeneration::hopper, false, false) == 1.50);
-  CHECK(fp8_attention_speedup(GpuGeneration::hopper, true, false) == 0.72);
-  CHECK(fp8_attention_speedup(GpuGeneration::hopper, true, true) == 0.72);
-  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, false, false) == 1.53);
-  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, true, false) == 1.68);
-  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, false, true) == 1.40);
-  CHECK(fp8_attention_speedup(GpuGeneration::blackwell, true, true) == 1.31);
+  // cuDNN's benchmark: Hopper's FP8 backward is slower than its BF16 one. On Blackwell per-tensor
+  // FP8 gains more than MXFP8, MLA's heads more than the others (Llama's GQA heads), and
+  // Blackwell Ultra, whose faster exponential leaves FP8 more of the kernel to shorten, more
+  // than GB200.
+  const auto gain = [](const char* gpu, bool backward, bool block_scaled, bool mla) {
+    FlashAttention a;
+    a.backward = backward;
+    a.block_scaled = block_scaled;
+    a.mla = mla;
+    return fp8_attention_speedup(*topologies::find_gpu(gpu), a);
+  };
+  CHECK(gain("H100-SXM5", false, false, false) == 1.50);
+  CHECK(gain("H100-SXM5", true, false, false) == 0.72);
+  CHECK(gain("H200-SXM", true, true, true) == 0.72);
+  CHECK(gain("GB200", false, false, false) == 1.29);
+  CHECK(gain("B200", true, false, false) == 1.16);
+  CHECK(gain("GB200", false, true, false) == 1.20);
+  CHECK(gain("GB200", true, true, false) == 1.02);
+  CHECK(gain("GB200", false, false, true) == 1.49);
+  CHECK(gain("GB200", true, false, true) == 1.68);
+  CHECK(gain("GB300", false, false, false) == 1.58);
+  CHECK(gain("B300", true, false, false) == 1.30);
+  CHECK(gain("GB300", true, true, true) == 1.40);
+  for (const char* gpu : {"GB200", "GB300"}) {
+    for (const bool backward : {false, true}) {
+      INFO(gpu << (backward ? " backward" : " forward"));
+      CHECK(gain(gpu, backward, false, true) > gain(gpu, backward, false, false));
+      CHECK(gain(gpu, backward, true, true) > gain(gpu, backward, true, false));
+      CHECK(gain(gpu, backward, false, false) > gain(gpu, backward, true, false));
+      CHECK(gain("GB300", backward, false, false) > gain("GB200", backward, false, false));
+    }
+  }
+  CHECK(banded_fp8_backward_speedup(false) == 1.68);
+  CHECK(banded_fp8_backward_speedup(true) == 1.31);
   CHECK(banded_tile_keys(GpuGeneration::hopper) == 128);
   CHECK(banded_tile_keys(GpuGeneration::ampere) == 128);
   CHECK(banded_tile_keys(GpuGeneration::blackwell) == 256);

@@ -6,8 +6,8 @@
 
 namespace fabricsim::models {
 
-NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
-                       std::string_view task) {
+NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, std::string_view task,
+                       const NemoRunPlan& plan) {
   NemoRecipe r;
   // A LoRA run in FP8 builds its frozen base in FP8 alone in the 24.04 and 24.09 containers too:
   // NVIDIA's NeMo-based llama2_70b_lora of MLPerf Training v4.0 (NeMo 24.04) and the 24.09 one
@@ -19,7 +19,19 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
   // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
   // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
   // (NVTE_FP8_DPA_BWD=1), FP8 parameters (fp8_param_gather, the nemo-25.04 stack's already).
-  if (version >= "25.04" && task == "lora" && key.starts_with("llama270b")) {
+  const bool mlperf_lora = task == "lora" && key.starts_with("llama270b");
+  // NVIDIA's MLPerf llama2_70b_lora code before NeMo 2 ran FP8 attention too (FP8_DPA=1,
+  // NVTE_FP8_DPA_BWD=1): the 24.04 code in every Hopper configuration
+  // (implementations/nemo/configs/config_common.sh of MLPerf Training v4.0; only the L40S
+  // configurations turn it off); the 24.09 code where context parallelism is off and on
+  // Blackwell, while its Hopper configurations with CP 2 set FP8_DPA=0 (v4.1 eos_n8, eos_n128,
+  // h200_ngc24.09 and the partners' reruns in v5.0 and v5.1). A 24.09 run of unstated CP on
+  // Hopper is not assumed to run it.
+  if (mlperf_lora && version == "24.04") r.fp8_attention = true;
+  if (mlperf_lora && version == "24.09" && (plan.blackwell || plan.cp == 1)) {
+    r.fp8_attention = true;
+  }
+  if (version >= "25.04" && mlperf_lora) {
     r.fp8_attention = true;
     // NVIDIA's MLPerf llama2_70b_lora code of the 25.04 and 25.09 containers (v5.0, v5.1, and
     // the partners who ran it) defaults conf/megatron_gpt_peft_tuning_config.yaml

@@ -3,6 +3,7 @@
 // recipe sets beyond the framework's stack preset for one task or model. Facts about the
 // published runs, used by the reference-case reader; never fitted to them.
 
+#include <optional>
 #include <string_view>
 
 namespace fabricsim::models {
@@ -24,9 +25,16 @@ struct NemoRecipe {
   bool cp_comm_a2a = false;
 };
 
+/// What a run's own configuration chose that a release's recipe keys on.
+struct NemoRunPlan {
+  std::optional<int> cp;   ///< context-parallel size, where the source states it
+  bool blackwell = false;  ///< the GPU is a Blackwell (B200, B300, GB200, GB300)
+};
+
 /// The recipe of NeMo `version` for `task` ("pretrain", "sft", "lora") of the model named
-/// `model_name`; every field false where the release's configurations set nothing of it.
-NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name,
-                       std::string_view task);
+/// `model_name` run with `plan`; every field false where the release's configurations set
+/// nothing of it.
+NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, std::string_view task,
+                       const NemoRunPlan& plan);
 
 }  // namespace fabricsim::models

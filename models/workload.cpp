@@ -811,6 +811,7 @@ struct LayerEmitter {
     a.fp8 = fp8;
     a.block_scaled =
         training.precision == Precision::mxfp8 || training.precision == Precision::nvfp4;
+    a.mla = model.mla.has_value();
     const double qkv = s.tokens * (s.q_heads + 2.0 * s.kv_heads) * s.head_dim;
     const double out = attention_tensors().out;
     if (fp8)

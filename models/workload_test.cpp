@@ -1138,6 +1138,14 @@ double quantize_bytes(const PassProgram& p, const topologies::GpuSpec& gpu,
   return work * profile.sustained_efficiency / memory_seconds(gpu, profile, 1.0);
 }
 
+/// A non-MLA FP8 attention kernel of one direction and scaling, for fp8_attention_speedup.
+FlashAttention fp8_kernel(bool backward, bool block_scaled) {
+  FlashAttention a;
+  a.backward = backward;
+  a.block_scaled = block_scaled;
+  return a;
+}
+
 std::vector<const WorkOp*> ops_named(const PassProgram& p, std::string_view name) {
   std::vector<const WorkOp*> out;
   for (const WorkOp& op : p.ops) {
@@ -1915,7 +1923,7 @@ TEST_CASE("FP8 attention: cuDNN's FP8 kernel in quantized layers, with its casts
     // (durations are whole picoseconds)
     CHECK((y.duration - y.overhead).s() ==
           Approx((x.duration - x.overhead).s() /
-                 fp8_attention_speedup(topologies::GpuGeneration::hopper, !fwd, false))
+                 fp8_attention_speedup(h100(), fp8_kernel(!fwd, false)))
               .epsilon(1e-8));
     CHECK(y.flops == x.flops);
   }
@@ -1958,7 +1966,6 @@ TEST_CASE("FP8 attention on Blackwell: a banded layer's backward computes the wh
   const ChunkWork a = chunk(bf16), b = chunk(fp8);
   const auto kernel = [](const WorkOp& x) { return (x.duration - x.overhead).s(); };
   const double S = 8192, w = 128, band = w - w * w / (2 * S);
-  constexpr auto bw = topologies::GpuGeneration::blackwell;
   // Layers 14 (banded) and 15 (full), past the recipe's BF16 layers if any.
   REQUIRE(is_windowed_layer(c.model, 14));
   REQUIRE_FALSE(is_windowed_layer(c.model, 15));
@@ -1975,8 +1982,9 @@ TEST_CASE("FP8 attention on Blackwell: a banded layer's backward computes the wh
     const std::vector<const WorkOp*> xa = {at(all_a, 14), at(all_a, 15)};
     const std::vector<const WorkOp*> xb = {at(all_b, 14), at(all_b, 15)};
     // Full layer: the block-scaled speed-up.
-    CHECK(kernel(*xb[1]) ==
-          Approx(kernel(*xa[1]) / fp8_attention_speedup(bw, !fwd, true)).epsilon(1e-8));
+    CHECK(
+        kernel(*xb[1]) ==
+        Approx(kernel(*xa[1]) / fp8_attention_speedup(gpu, fp8_kernel(!fwd, true))).epsilon(1e-8));
     CHECK(xb[0]->flops == xa[0]->flops);
     CHECK(xb[0]->flops < xa[1]->flops / 30);
     if (fwd) {
@@ -1986,7 +1994,7 @@ TEST_CASE("FP8 attention on Blackwell: a banded layer's backward computes the wh
       const double ramp_tile = (band + 256) / (band + 256 + p.attention_span_half);
       const double ramp_square = S / (S + p.attention_span_half);
       const double expected = kernel(*xa[0]) * (S / (band + 256)) * (ramp_tile / ramp_square) /
-                              fp8_attention_speedup(bw, true, true);
+                              banded_fp8_backward_speedup(true);
       CHECK(kernel(*xb[0]) == Approx(expected).epsilon(1e-8));
       CHECK(kernel(*xb[0]) > 5 * kernel(*xa[0]));
     }
