@@ -15,10 +15,6 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   // 24.09-alpha.rc0), conf/megatron_gpt_peft_tuning_config.yaml `fp8_params: ${FP8}`, FP8 on.
   if ((version == "24.04" || version == "24.09") && task == "lora") r.fp8_params = true;
   const std::string key = model_name_key(model_name);
-  // NeMo 2's recipe for Llama 2 70B LoRA at 8,192 tokens, "based on performance optimizations
-  // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
-  // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
-  // (NVTE_FP8_DPA_BWD=1), FP8 parameters (fp8_param_gather, the nemo-25.04 stack's already).
   const bool mlperf_lora = task == "lora" && key.starts_with("llama270b");
   // NVIDIA's MLPerf llama2_70b_lora code before NeMo 2 ran FP8 attention too (FP8_DPA=1,
   // NVTE_FP8_DPA_BWD=1): the 24.04 code in every Hopper configuration
@@ -31,6 +27,10 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   if (mlperf_lora && version == "24.09" && (plan.blackwell || plan.cp == 1)) {
     r.fp8_attention = true;
   }
+  // NeMo 2's recipe for Llama 2 70B LoRA at 8,192 tokens, "based on performance optimizations
+  // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
+  // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
+  // (NVTE_FP8_DPA_BWD=1), FP8 parameters (fp8_param_gather, the nemo-25.04 stack's already).
   if (version >= "25.04" && mlperf_lora) {
     r.fp8_attention = true;
     // NVIDIA's MLPerf llama2_70b_lora code of the 25.04 and 25.09 containers (v5.0, v5.1, and
