@@ -216,12 +216,13 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  // A NeMo run took its recipe's optimizer state and FP8 parameters (models/nemo_recipes).
+  // A NeMo run took its recipe's optimizer state, FP8 parameters and FP8 attention, the last
+  // keyed on the run's stated CP and its GPU (models/nemo_recipes).
   if (c.framework && c.framework->name == "nemo" && c.framework->version) {
     const topologies::SystemPreset* system = topologies::find_system(c.system);
     const topologies::GpuSpec* gpu = system ? topologies::find_gpu(system->gpu) : nullptr;
     const models::NemoRunPlan run{
-        p.cp, gpu != nullptr && gpu->generation == topologies::GpuGeneration::blackwell};
+        p.cp, gpu != nullptr && gpu->generation >= topologies::GpuGeneration::blackwell};
     const models::NemoRecipe nemo =
         models::nemo_recipe(*c.framework->version, m.name, c.task.value_or("pretrain"), run);
     if (nemo.bf16_optimizer_state) software["optimizer_state"] = "bf16";
