@@ -798,6 +798,14 @@ constexpr Setting kSettings[] = {
         "in an FP8 run the parameters are kept only in FP8 (Transformer Engine's "
         "fp8_model_init: NeMo's fp8_params, Megatron-Core's fp8_param_gather), no bf16 "
         "copy beside them; the optimizer keeps the master copy"),
+    software_flag<&SoftwareChoice::parameter_transpose_cache,
+                  &models::SoftwareStack::parameter_transpose_cache>(
+        "/software/parameter_transpose_cache",
+        "with parameters held in FP8 (fp8_params), Transformer Engine keeps each weight's "
+        "transposed FP8 copy between micro-batches for the data-gradient GEMMs of GPUs that "
+        "read FP8 in one layout only (Hopper and earlier); false: each backward transposes the "
+        "weight afresh (Megatron-Core's disable_parameter_transpose_cache, TE 1.x), one byte "
+        "per parameter held instead of two; needs fp8_params"),
     row({.pointer = "/software/optimizer_state",
          .kind = SettingKind::choice,
          .type = "string",

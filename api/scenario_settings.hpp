@@ -32,11 +32,12 @@ struct SoftwareChoice {
   std::optional<bool> fused_moe_mlp;      ///< fused_moe_mlp, over the preset's
   std::optional<bool> moe_a2a_overlap;    ///< moe_a2a_overlap, over the preset's
   std::optional<models::A2aOverlapScope> moe_a2a_overlap_scope;  ///< over the preset's
-  std::optional<bool> fp8_attention;            ///< fp8_attention, over the preset's
-  std::optional<bool> fp8_activation_input;     ///< fp8_activation_input, over the preset's
-  std::optional<bool> fp8_params;               ///< fp8_params, over the preset's
-  std::optional<double> optimizer_state_bytes;  ///< optimizer_state, over the preset's
-  std::optional<models::LossKernel> loss;       ///< loss_kernel, over the preset's
+  std::optional<bool> fp8_attention;              ///< fp8_attention, over the preset's
+  std::optional<bool> fp8_activation_input;       ///< fp8_activation_input, over the preset's
+  std::optional<bool> fp8_params;                 ///< fp8_params, over the preset's
+  std::optional<bool> parameter_transpose_cache;  ///< over the preset's
+  std::optional<double> optimizer_state_bytes;    ///< optimizer_state, over the preset's
+  std::optional<models::LossKernel> loss;         ///< loss_kernel, over the preset's
 };
 
 /// What the settings are read into.

@@ -238,3 +238,26 @@ TEST_CASE("the activation input in FP8 is a SwiGLU setting, which other MLPs rej
   CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "act.json").root()),
                     Catch::Contains("act.json: /software/fp8_activation_input"));
 }
+
+TEST_CASE("FP8 parameter transposes uncached: a setting for parameters held in FP8",
+          "[settings][bad-input]") {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "system": {"preset": "dgx-h200", "gpus": 8},
+    "model": {"preset": "llama2-70b"},
+    "parallelism": {"cp": 2},
+    "training": {"global_batch": 8, "precision": "fp8", "task": "lora", "seq_len": 8192},
+    "software": {"framework": "nemo", "version": "24.07", "fp8_params": true,
+                 "parameter_transpose_cache": false}
+  })");
+  CHECK(models::find_software("nemo-24.07")->parameter_transpose_cache);
+  const Scenario sc = read_scenario(sim::JsonDocument(doc, "tr.json").root());
+  CHECK_FALSE(sc.lowering.software.parameter_transpose_cache);
+  // Without FP8 parameters TE's copies are workspaces, which the setting does not model.
+  doc["software"].erase("fp8_params");
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "tr.json").root()),
+                    Catch::Contains("tr.json: /software/parameter_transpose_cache: false is "
+                                    "modelled for parameters held in FP8 only"));
+  doc["software"]["parameter_transpose_cache"] = 0;
+  CHECK_THROWS_WITH(read_scenario(sim::JsonDocument(doc, "tr.json").root()),
+                    Catch::Contains("tr.json: /software/parameter_transpose_cache"));
+}

@@ -216,8 +216,9 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (c.framework->version) software["version"] = *c.framework->version;
     if (c.framework->released) software["released"] = *c.framework->released;
   }
-  // A NeMo run took its recipe's optimizer state, FP8 parameters and FP8 attention, the last
-  // keyed on the run's stated CP and its GPU (models/nemo_recipes).
+  // A NeMo run took its recipe's optimizer state, FP8 parameters (and whether their transposes
+  // are cached) and FP8 attention, the last keyed on the run's stated CP and its GPU
+  // (models/nemo_recipes).
   if (c.framework && c.framework->name == "nemo" && c.framework->version) {
     const topologies::SystemPreset* system = topologies::find_system(c.system);
     const topologies::GpuSpec* gpu = system ? topologies::find_gpu(system->gpu) : nullptr;
@@ -230,6 +231,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (nemo.cross_entropy_fusion) software["loss_kernel"] = "megatron_fused";
     if (nemo.fp8_attention) software["fp8_attention"] = true;
     if (nemo.cp_comm_a2a) parallelism["cp_comm_type"] = "a2a";
+    if (nemo.disable_parameter_transpose_cache) software["parameter_transpose_cache"] = false;
   }
   // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing,
   // dispatcher and, where the summary misprints it, expert parallelism (models/bridge_recipes),

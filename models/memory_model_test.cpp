@@ -518,4 +518,10 @@ TEST_CASE("the FP8 weight copies held: a transpose on Hopper only, MXFP8 rowwise
   CHECK(held(b200, Precision::mxfp8, true) == Approx(2 * (1 + 1.0 / 32)).epsilon(1e-12));
   CHECK(held(b200, Precision::mxfp8, false) == Approx(2 + 2 * (1 + 1.0 / 32)).epsilon(1e-12));
   CHECK(held(b200, Precision::bf16, true) == 2.0);
+  // Without a transpose cache (Megatron-Core's disable_parameter_transpose_cache, TE 1.x) a
+  // parameter held in FP8 keeps its rowwise copy alone; block scales never transpose.
+  options.software.parameter_transpose_cache = false;
+  CHECK(held(h100(), Precision::fp8, true) == 1.0);
+  CHECK(held(b200, Precision::fp8, true) == 1.0);
+  CHECK(held(b200, Precision::mxfp8, true) == Approx(2 * (1 + 1.0 / 32)).epsilon(1e-12));
 }

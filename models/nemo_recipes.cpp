@@ -24,6 +24,12 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   // h200_ngc24.09 and the partners' reruns in v5.0 and v5.1). A 24.09 run of unstated CP on
   // Hopper is not assumed to run it.
   if (mlperf_lora && version == "24.04") r.fp8_attention = true;
+  // The same code builds its model with `disable_parameter_transpose_cache: True` (both
+  // containers' conf/megatron_gpt_peft_tuning_config.yaml, every submitter's copy in v4.0 and
+  // v4.1): the frozen FP8 base keeps no transposed copy on Hopper. NeMo 2's code of 25.04 on
+  // passes disable_parameter_transpose_cache=False (v5.0 NVIDIA train.py).
+  if (mlperf_lora && (version == "24.04" || version == "24.09"))
+    r.disable_parameter_transpose_cache = true;
   if (mlperf_lora && version == "24.09" && (plan.blackwell || plan.cp == 1)) {
     r.fp8_attention = true;
   }

@@ -23,6 +23,9 @@ struct NemoRecipe {
   /// Context parallelism by all-to-all rather than the ring (`cp_comm_type: a2a`,
   /// ParallelPlan::cp_comm).
   bool cp_comm_a2a = false;
+  /// No FP8 parameter transposes kept between micro-batches (`disable_parameter_transpose_cache`,
+  /// SoftwareStack::parameter_transpose_cache off).
+  bool disable_parameter_transpose_cache = false;
 };
 
 /// What a run's own configuration chose that a release's recipe keys on.

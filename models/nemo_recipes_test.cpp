@@ -88,3 +88,14 @@ TEST_CASE("NeMo 24.07's recipes: the compiled cross-entropy where the configurat
   CHECK_FALSE(nemo_recipe("24.07", "Llama-3 8B", "sft", {}).cross_entropy_fusion);
   CHECK_FALSE(nemo_recipe("25.04", "Llama-3 8B", "pretrain", {}).cross_entropy_fusion);
 }
+
+TEST_CASE("NVIDIA's MLPerf LoRA code of 2024 caches no FP8 parameter transposes", "[software]") {
+  // conf/megatron_gpt_peft_tuning_config.yaml of the 24.04 and 24.09 code:
+  // disable_parameter_transpose_cache True; NeMo 2's code from 25.04 passes False (train.py).
+  CHECK(nemo_recipe("24.04", "Llama-2 70B", "lora", {}).disable_parameter_transpose_cache);
+  CHECK(nemo_recipe("24.09", "Llama 2 70B", "lora", {}).disable_parameter_transpose_cache);
+  CHECK_FALSE(nemo_recipe("25.04", "Llama-2 70B", "lora", {}).disable_parameter_transpose_cache);
+  CHECK_FALSE(nemo_recipe("24.07", "Llama-2 70B", "lora", {}).disable_parameter_transpose_cache);
+  CHECK_FALSE(nemo_recipe("24.09", "Llama-2 70B", "sft", {}).disable_parameter_transpose_cache);
+  CHECK_FALSE(nemo_recipe("24.09", "Llama 3 8B", "lora", {}).disable_parameter_transpose_cache);
+}

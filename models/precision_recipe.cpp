@@ -152,10 +152,11 @@ double PrecisionRecipe::gathered_bytes() const {
   return copy_size(TensorRole::activation);
 }
 
-double PrecisionRecipe::weight_copy_bytes() const {
+double PrecisionRecipe::weight_copy_bytes(bool transpose_cached) const {
   if (!quantizes()) return 0;
   // One per-tensor FP8 copy serves both layouts where no transpose is kept.
-  return (transposes() && !transposed_copy ? 1.0 : 2.0) * copy_size(TensorRole::weight);
+  const bool one_copy = transposes() && (!transposed_copy || !transpose_cached);
+  return (one_copy ? 1.0 : 2.0) * copy_size(TensorRole::weight);
 }
 
 double PrecisionRecipe::scale_update_bytes(int tensors) const {

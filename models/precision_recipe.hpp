@@ -74,8 +74,10 @@ struct PrecisionRecipe {
   /// Bytes per parameter of the quantized weight copies Transformer Engine holds for a step: the
   /// rowwise copy the forward GEMM reads and the columnwise one the data gradient reads (a
   /// weight quantizer's usage is rowwise and columnwise while gradients are enabled,
-  /// module/base.py, TE 2.9), with their block scales; 0 without a recipe.
-  double weight_copy_bytes() const;
+  /// module/base.py, TE 2.9), with their block scales; 0 without a recipe. `transpose_cached`
+  /// false: a per-tensor transpose is made for each backward and not held
+  /// (SoftwareStack::parameter_transpose_cache).
+  double weight_copy_bytes(bool transpose_cached) const;
   /// Whether a tensor quantized on a sequence shard needs the amax of the whole tensor first: one
   /// scale shared by the shards (current scaling; NVFP4's FP32 tensor scale), so TE all-reduces
   /// the shard's amax over the TP group (with_amax_reduction) before the scale and the cast.

@@ -180,6 +180,13 @@ struct SoftwareStack {
   /// Megatron-Core's fp8_param_gather): no bf16 copy beside it; the optimizer's state keeps the
   /// master copy.
   bool fp8_params = false;
+  /// Transformer Engine keeps the transposed FP8 copy of a parameter held in FP8 (fp8_params)
+  /// between micro-batches, for the data-gradient GEMMs of GPUs that read FP8 in the TN layout
+  /// only (Megatron-Core's `disable_parameter_transpose_cache` off, its default). Off, each
+  /// backward transposes the weight afresh and drops it (TE v1.6-v1.13 module/linear.py: the
+  /// backward's transpose_2d fills no cache when Megatron passes is_first_microbatch None), so
+  /// the parameter holds one byte per element instead of two.
+  bool parameter_transpose_cache = true;
   /// Bytes of one gradient element as this software keeps and reduces it for a run in `p`.
   double gradient_bytes(topologies::Precision p) const {
     return p == topologies::Precision::fp16 || grad_reduce_fp32 ? 4.0 : 2.0;

@@ -438,6 +438,16 @@ struct LayerEmitter {
                            recipe.scaling != ScalingRecipe::delayed;
     quantize(b, role, Producer::standalone, elements, per_split ? experts : 1);
   }
+  /// A data-gradient GEMM of a weight held in FP8 whose transpose is not cached
+  /// (SoftwareStack::parameter_transpose_cache off) first transposes the weight's `elements`:
+  /// one FP8 transpose kernel per GEMM, a byte read and a byte written per element, every
+  /// micro-batch.
+  void transpose_weight(ProgramBuilder& b, double elements) const {
+    if (!quantized || !software.fp8_params || software.parameter_transpose_cache ||
+        !recipe.keeps_transpose())
+      return;
+    b.memory("fp8_weight_transpose", 2.0 * recipe.copy_size(TensorRole::weight) * elements);
+  }
   void quantize_activation(ProgramBuilder& b, Producer producer, double elements) const {
     quantize(b, TensorRole::activation, producer, elements);
   }
@@ -913,6 +923,7 @@ struct LayerEmitter {
       return;
     }
     // Backward of fc2 (row-parallel): the output gradient is gathered into dgrad.
+    transpose_weight(b, s.ffn * h);
     gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
                   [&] { b.gemm("fc2_dgrad", lin(), T, s.ffn, h); });
     if (!lora) b.gemm("fc2_wgrad", lin(), s.ffn, h, T);
@@ -921,6 +932,7 @@ struct LayerEmitter {
     // input gradient is reduce-scattered during wgrad.
     auto dgrad = [&] {
       quantize_gradient(b, T * gate * s.ffn);
+      transpose_weight(b, h * gate * s.ffn);
       b.gemm("fc1_dgrad", lin(), T, h, gate * s.ffn);
     };
     if (!lora) {
@@ -1083,10 +1095,12 @@ struct LayerEmitter {
         b.gemm("shared_fc2", lin(), Tr, h, shared);
       } else {
         quantize_gradient(b, Tr * h);
+        transpose_weight(b, shared * h);
         b.gemm("shared_fc2_dgrad", lin(), Tr, shared, h);
         if (!lora) b.gemm("shared_fc2_wgrad", lin(), shared, h, Tr);
         activation_pass(b, "act_bwd", Tr * shared, true);
         quantize_gradient(b, Tr * gate * shared);
+        transpose_weight(b, h * gate * shared);
         b.gemm("shared_fc1_dgrad", lin(), Tr, h, gate * shared);
         if (!lora) b.gemm("shared_fc1_wgrad", lin(), h, gate * shared, Tr);
       }
@@ -1131,6 +1145,7 @@ struct LayerEmitter {
     quantize_experts(b, TensorRole::gradient, routed * h, local_experts);
     // Fused, FC2's dgrad carries the GLU's backward and, with expert biases, FC1's bias gradient.
     const double dbias = software.fused_moe_mlp && e.expert_bias ? software.dglu_dbias_factor : 1.0;
+    transpose_weight(b, local_experts * e.expert_ffn * h);
     b.grouped_gemm("expert_fc2_dgrad", lin(), per_expert, e.expert_ffn, h, local_experts, dbias);
     if (!lora)
       b.grouped_gemm("expert_fc2_wgrad", lin(), e.expert_ffn, h, per_expert, local_experts);
@@ -1142,6 +1157,7 @@ struct LayerEmitter {
       glu_clamp("act_clamp_bwd", true);
       quantize_experts(b, TensorRole::gradient, routed * gate * e.expert_ffn, local_experts);
     }
+    transpose_weight(b, local_experts * h * gate * e.expert_ffn);
     b.grouped_gemm("expert_fc1_dgrad", lin(), per_expert, h, gate * e.expert_ffn, local_experts);
     if (!lora)
       b.grouped_gemm("expert_fc1_wgrad", lin(), h, gate * e.expert_ffn, per_expert, local_experts);
@@ -1197,6 +1213,7 @@ struct LayerEmitter {
     b.graphed(software.cuda_graphs != CudaGraphs::none);
     b.memory("residual_bwd", 2.0 * 6.0 * Tn * h);
     // proj (row-parallel): the output gradient is gathered into dgrad.
+    transpose_weight(b, s.q_heads * s.v_dim * h);
     gathered_gemm(b, T * h, {TensorRole::gradient, Producer::standalone},
                   [&] { b.gemm("proj_dgrad", lin(), T, s.q_heads * s.v_dim, h); });
     if (!lora) b.gemm("proj_wgrad", lin(), s.q_heads * s.v_dim, h, T);
@@ -1209,10 +1226,13 @@ struct LayerEmitter {
       const MlaConfig& a = *model.mla;
       const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
       quantize_gradient(b, T * qkv_out);
+      transpose_weight(b, a.kv_lora_rank * s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
       b.gemm("kv_up_dgrad", lin(), T, a.kv_lora_rank,
              s.q_heads * (a.qk_nope_head_dim + a.v_head_dim));
       quantize_gradient(b, T * (a.kv_lora_rank + a.qk_rope_head_dim));
+      transpose_weight(b, h * (a.kv_lora_rank + a.qk_rope_head_dim));
       b.gemm("kv_down_dgrad", lin(), T, h, a.kv_lora_rank + a.qk_rope_head_dim);
+      transpose_weight(b, h * s.q_heads * qk);
       b.gemm("q_dgrad", lin(), T, h, s.q_heads * qk);
       if (!lora) {
         b.gemm("kv_up_wgrad", lin(), a.kv_lora_rank,
@@ -1225,6 +1245,7 @@ struct LayerEmitter {
       // qkv (column-parallel): regather the input during dgrad, reduce-scatter during wgrad.
       auto dgrad = [&] {
         quantize_gradient(b, T * qkv_out);
+        transpose_weight(b, h * qkv_out);
         b.gemm("qkv_dgrad", lin(), T, h, qkv_out);
       };
       if (!lora) {
@@ -1477,8 +1498,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   // then quantized (Megatron-Core core_v0.15.0 distributed_data_parallel.py,
   // param_and_grad_buffer.py).
   w.param_bytes = options.software.fp8_params && recipe.transposes() ? 1.0 : 2.0;
-  w.weight_bytes = options.software.fp8_params && fp8_form ? recipe.weight_copy_bytes()
-                                                           : 2.0 + recipe.weight_copy_bytes();
+  w.weight_bytes = options.software.fp8_params && fp8_form
+                       ? recipe.weight_copy_bytes(options.software.parameter_transpose_cache)
+                       : 2.0 + recipe.weight_copy_bytes(true);
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
   // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
@@ -1712,9 +1734,12 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     // held in FP8 alone (fp8_params: built under fp8_model_init) never changes: nothing to cast.
     const bool frozen_fp8 = lora && options.software.fp8_params;
     if (sw_weights > 0 && !frozen_fp8) {
+      // Without a transpose cache the step's cast makes the rowwise copy alone.
+      const bool columnwise = options.software.parameter_transpose_cache;
       const std::vector<QuantKernel> kernels =
-          recipe.quantize(TensorRole::weight, Producer::standalone, true);
-      const double bytes = recipe.bytes_per_element(TensorRole::weight, Producer::standalone, true);
+          recipe.quantize(TensorRole::weight, Producer::standalone, columnwise);
+      const double bytes =
+          recipe.bytes_per_element(TensorRole::weight, Producer::standalone, columnwise);
       double layers = 0;
       for (const ChunkWork& c : sw.chunks) {
         for (int l = c.first_layer; l < c.first_layer + c.layers; ++l)

@@ -1206,11 +1206,38 @@ TEST_CASE("each FP8 recipe's quantization bytes on Llama 2 7B, in closed form", 
     CHECK(fwd == Approx(L * (3 * T * h + 3 * T * f) + update));
     CHECK(bwd == Approx(L * 3 * bwd_elements + update));
   }
+  SECTION("LoRA on FP8 parameters without a transpose cache: each backward transposes them") {
+    // NVIDIA's MLPerf LoRA code of 2024 (disable_parameter_transpose_cache): qkv (h x 3h),
+    // proj (h x h), fc1 (h x 2f) and fc2 (f x h) transposed before their dgrad, a byte read and
+    // a byte written per weight; nothing on Blackwell, which reads FP8 in either layout.
+    c.training.task = TrainingTask::lora;
+    SoftwareStack stack = default_software();
+    stack.fp8_params = true;
+    const double weights = L * (4 * h * h + 3 * h * f);
+    const double cached = passes(build_with(c, stack, h100())).second;
+    stack.parameter_transpose_cache = false;
+    const Workload w = build_with(c, stack, h100());
+    CHECK(passes(w).second == Approx(cached + 2 * weights));
+    CHECK(count_ops(w.stages[0].chunks[0].backward, named("fp8_weight_transpose")) == 4 * L);
+    CHECK(
+        count_ops(build_with(c, stack, *topologies::find_gpu("B200")).stages[0].chunks[0].backward,
+                  named("fp8_weight_transpose")) == 0);
+    // Nothing in BF16.
+    c.training.precision = Precision::bf16;
+    CHECK(count_ops(build_with(c, stack, h100()).stages[0].chunks[0].backward,
+                    named("fp8_weight_transpose")) == 0);
+  }
   SECTION("weights are cast once per step: 4 bytes each, one kernel per weight tensor") {
     const Workload w = build(c);
     const double weights = L * (4 * h * h + 3 * h * f);
     CHECK(w.stages[0].weight_quantize.s() ==
           Approx(memory_seconds(h100(), p, 4 * weights) + tensors * p.kernel_launch.s()));
+    // Without a transpose cache the step's cast writes the rowwise copy alone: 3 bytes each.
+    SoftwareStack stack = default_software();
+    stack.fp8_params = true;
+    stack.parameter_transpose_cache = false;
+    CHECK(build_with(c, stack, h100()).stages[0].weight_quantize.s() ==
+          Approx(memory_seconds(h100(), p, 3 * weights) + tensors * p.kernel_launch.s()));
     CHECK(op_class_seconds(w, 0).optimizer ==
           Approx(w.stages[0].optimizer.s() - w.stages[0].weight_quantize.s()));
   }
