@@ -173,6 +173,7 @@ Scenario read_scenario(const sim::JsonValue& root, bool check_plan) {
       sc.lowering.software.fp8_activation_input = *choice.fp8_activation_input;
     }
     if (choice.fp8_params) sc.lowering.software.fp8_params = *choice.fp8_params;
+    if (choice.fp4_params) sc.lowering.software.fp4_params = *choice.fp4_params;
     if (choice.parameter_transpose_cache) {
       // Without FP8 parameters TE's weight copies are per-step workspaces, which this setting
       // does not model.
@@ -284,6 +285,7 @@ nlohmann::json software_to_json(const models::SoftwareStack& stack) {
           {"moe_a2a_overlap_scope", models::to_string(stack.moe_a2a_overlap_scope)},
           {"fp8_attention", stack.fp8_attention},
           {"fp8_params", stack.fp8_params},
+          {"fp4_params", stack.fp4_params},
           {"parameter_transpose_cache", stack.parameter_transpose_cache},
           {"fp8_activation_input", stack.fp8_activation_input},
           {"optimizer_state", models::optimizer_state_name(stack.optimizer_state_bytes)},

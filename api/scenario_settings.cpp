@@ -798,6 +798,12 @@ constexpr Setting kSettings[] = {
         "in an FP8 run the parameters are kept only in FP8 (Transformer Engine's "
         "fp8_model_init: NeMo's fp8_params, Megatron-Core's fp8_param_gather), no bf16 "
         "copy beside them; the optimizer keeps the master copy"),
+    software_flag<&SoftwareChoice::fp4_params, &models::SoftwareStack::fp4_params>(
+        "/software/fp4_params",
+        "in an NVFP4 run the linear layers' weights are kept only in NVFP4, a rowwise and a "
+        "columnwise copy with their scales, no bf16 copy beside them (Megatron-Core's "
+        "fp4_param; NVIDIA's MLPerf LoRA code pre-quantizes its frozen base so); a LoRA base "
+        "so held is never cast again; no effect in other precisions"),
     software_flag<&SoftwareChoice::parameter_transpose_cache,
                   &models::SoftwareStack::parameter_transpose_cache>(
         "/software/parameter_transpose_cache",

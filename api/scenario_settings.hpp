@@ -35,6 +35,7 @@ struct SoftwareChoice {
   std::optional<bool> fp8_attention;              ///< fp8_attention, over the preset's
   std::optional<bool> fp8_activation_input;       ///< fp8_activation_input, over the preset's
   std::optional<bool> fp8_params;                 ///< fp8_params, over the preset's
+  std::optional<bool> fp4_params;                 ///< fp4_params, over the preset's
   std::optional<bool> parameter_transpose_cache;  ///< over the preset's
   std::optional<double> optimizer_state_bytes;    ///< optimizer_state, over the preset's
   std::optional<models::LossKernel> loss;         ///< loss_kernel, over the preset's

@@ -124,6 +124,15 @@ models::PositionEncoding case_position(const calibration::CaseModel& m,
 
 }  // namespace
 
+const models::BridgePlanFix* case_plan_fix(const calibration::Case& c) {
+  if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version)
+    return nullptr;
+  std::string precision = c.precision.value_or("bf16");
+  if (precision == "fp4") precision = "nvfp4";
+  return models::bridge_plan_fix(*c.framework->version, c.model ? c.model->name : std::string(),
+                                 c.system, precision);
+}
+
 nlohmann::json training_case_scenario(const calibration::Case& c) {
   const calibration::CaseModel& m = *c.model;
   const calibration::CaseParallelism& p = *c.parallelism;
@@ -228,6 +237,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
         models::nemo_recipe(*c.framework->version, m.name, c.task.value_or("pretrain"), run);
     if (nemo.bf16_optimizer_state) software["optimizer_state"] = "bf16";
     if (nemo.fp8_params) software["fp8_params"] = true;
+    if (nemo.fp4_params) software["fp4_params"] = true;
     if (nemo.cross_entropy_fusion) software["loss_kernel"] = "megatron_fused";
     if (nemo.fp8_attention) software["fp8_attention"] = true;
     if (nemo.cp_comm_a2a) parallelism["cp_comm_type"] = "a2a";
@@ -254,6 +264,15 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     // rows printed its own plan.
     if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)
       parallelism["ep"] = recipe->expert_parallel;
+  }
+  // A row whose release's table misprints its plan ran the plan of the release's scripts.
+  if (const models::BridgePlanFix* fix = case_plan_fix(c)) {
+    parallelism["tp"] = fix->tp;
+    parallelism["pp"] = fix->pp;
+    parallelism["vp"] = fix->vp;
+    parallelism["micro_batch"] = fix->micro_batch;
+    parallelism["dp"] = c.gpus / (fix->tp * fix->pp * cp);
+    parallelism["sequence_parallel"] = fix->tp > 1;
   }
   // DeepSeek-V3 under Megatron-Bridge also ran its multi-token-prediction module and the
   // pipeline layout its recipe gives the plan; Megatron-Core takes the virtual pipeline size from

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "calibration/cases.hpp"
+#include "models/bridge_recipes.hpp"
 
 namespace fabricsim::api {
 
@@ -27,6 +28,10 @@ struct CasePlanSizes {
   std::map<std::string, int> fixed;  ///< what the case states: "tp", "pp", "cp", "dp", "ep", ...
 };
 CasePlanSizes case_plan_sizes(const calibration::Case& c);
+
+/// The plan a Megatron-Bridge case's release ran where its table misprints it
+/// (models::bridge_plan_fix), or nullptr.
+const models::BridgePlanFix* case_plan_fix(const calibration::Case& c);
 
 /// The scenario JSON for a training case.
 nlohmann::json training_case_scenario(const calibration::Case& c);

@@ -390,6 +390,48 @@ TEST_CASE("a Megatron-Bridge table's misprinted expert parallelism is the one it
   CHECK(training_case_scenario(c)["parallelism"]["ep"] == 8);
 }
 
+TEST_CASE("a Megatron-Bridge table's misprinted dense plan is the one its scripts ran",
+          "[validate]") {
+  // The 26.02.01 table prints Llama 3 70B on 64 GB300 in MXFP8 at PP 4, no VP, MBS 2; the
+  // release's scripts ran PP 4, VP 5, MBS 1 (the NVFP4 row likewise, printed at PP 1).
+  calibration::Case c = moe_case();
+  c.model->moe.reset();
+  c.model->mla.reset();
+  c.model->attention.reset();
+  name_model(c, "Llama-3 70B", 80, 8192, 64, 8);
+  c.model->ffn = 28672;
+  c.model->vocab = 128256;
+  c.model->seq_len = 8192;
+  c.system = "gb300-nvl72";
+  c.gpus = 64;
+  c.precision = "mxfp8";
+  c.parallelism->pp = 4;
+  c.parallelism->vp.reset();
+  c.parallelism->ep.reset();
+  c.parallelism->micro_batch = 2;
+  c.parallelism->global_batch = 256;
+  c.framework = calibration::CaseFramework{"megatron-bridge", "26.02.01", "2026-03"};
+  nlohmann::json p = training_case_scenario(c)["parallelism"];
+  CHECK(p["pp"] == 4);
+  CHECK(p["vp"] == 5);
+  CHECK(p["micro_batch"] == 1);
+  CHECK(p["dp"] == 16);
+  REQUIRE(case_plan_fix(c) != nullptr);
+  CHECK(read(training_case_scenario(c)).plan.vp == 5);
+  c.precision = "nvfp4";
+  c.parallelism->pp = 1;
+  p = training_case_scenario(c)["parallelism"];
+  CHECK(p["pp"] == 4);
+  CHECK(p["dp"] == 16);
+  // Only that release's table, only that system: 26.04 and GB200 print what ran.
+  c.framework = calibration::CaseFramework{"megatron-bridge", "26.04", "2026-04"};
+  CHECK(case_plan_fix(c) == nullptr);
+  CHECK(training_case_scenario(c)["parallelism"]["pp"] == 1);
+  c.framework = calibration::CaseFramework{"megatron-bridge", "26.02.01", "2026-03"};
+  c.system = "gb200-nvl72";
+  CHECK(case_plan_fix(c) == nullptr);
+}
+
 TEST_CASE("a Megatron-Bridge DeepSeek-V3 case runs its MTP module in its recipe's layout",
           "[validate]") {
   // moe_case is DeepSeek-V3 on 256 GB200 GPUs at pp 4 x vp 4.

@@ -446,6 +446,8 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   } else if (sizes.micro_batch_searched) {
     detail += fmt::format(", micro-batch not stated: searched mb{}", scenario.plan.micro_batch);
   }
+  if (case_plan_fix(c) != nullptr)
+    detail += ", plan of the release's scripts (its table misprints it)";
   // In the order the rows have always been listed.
   for (const RunMetric metric :
        {RunMetric::tflops_per_gpu, RunMetric::hw_tflops_per_gpu, RunMetric::mfu, RunMetric::hfu,

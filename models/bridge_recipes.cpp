@@ -284,6 +284,37 @@ const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view mod
   return best;
 }
 
+namespace {
+
+// Llama 3 70B on 64 GB300 in 26.02.01: the table prints MXFP8 at PP 4 with no VP and MBS 2, and
+// NVFP4 at TP 1, PP 1, MBS 2 without FSDP (which the memory model cannot fit: 216% of HBM); the
+// release's scripts (v0.3.1 llama3_workload_base_configs.py, LLAMA3_70B_PRETRAIN_CONFIG_GB300_
+// FP8_MX_V2 and _NVFP4_V2, GBS 256 as printed) run both at PP 4, VP 5 and the default MBS 1, the
+// plan 26.02, 26.04 and 26.04.01 print for the same rows. The rows' throughput is that plan's:
+// MXFP8 2,157 TFLOP/s against 2,064-2,186 in those releases, where PP 4 without interleaving at
+// 8 micro-batches would idle 3/8 of the step in the pipeline bubble.
+constexpr std::string_view k260201_llama =
+    "Megatron-Bridge v0.3.1 scripts/performance/configs/llama/llama3_workload_base_configs.py "
+    "(LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2, LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2: "
+    "pipeline 4, virtual pipeline 5, micro-batch 1)";
+constexpr std::array kPlanFixes{
+    BridgePlanFix{"26.02.01", "llama370b", "gb300-nvl72", "mxfp8", 1, 4, 5, 1, k260201_llama},
+    BridgePlanFix{"26.02.01", "llama370b", "gb300-nvl72", "nvfp4", 1, 4, 5, 1, k260201_llama},
+};
+
+}  // namespace
+
+const BridgePlanFix* bridge_plan_fix(std::string_view version, std::string_view model_name,
+                                     std::string_view system, std::string_view precision) {
+  const std::string wanted = model_name_key(model_name);
+  for (const BridgePlanFix& f : kPlanFixes) {
+    if (f.version == version && f.system == system && f.precision == precision &&
+        wanted.starts_with(f.model))
+      return &f;
+  }
+  return nullptr;
+}
+
 // DeepSeek-V3 in Megatron-Bridge. Multi-token prediction: the deepseek_v3 recipe defaults to
 // mtp_num_layers=1 from v0.1.0rc3 through v0.5.0 and no performance script overrides it; only the
 // 25.11 summary's GB200 and GB300 rows are "DeepSeekV3 (w/o MTP)", and their model FLOPs per

@@ -43,6 +43,21 @@ std::string model_name_key(std::string_view name);
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision);
 
+/// The plan Megatron-Bridge's performance scripts ran for one row whose summary table prints
+/// another (a misprint: the row's throughput is the scripts' plan's, not the printed one's).
+struct BridgePlanFix {
+  std::string_view version;    ///< the summary's release, exactly
+  std::string_view model;      ///< model_name_key prefix
+  std::string_view system;     ///< system preset
+  std::string_view precision;  ///< the case's precision
+  int tp = 1, pp = 1, vp = 1, micro_batch = 1;
+  std::string_view source;
+};
+
+/// The fix for the row of release `version` (that release's table only), or nullptr.
+const BridgePlanFix* bridge_plan_fix(std::string_view version, std::string_view model_name,
+                                     std::string_view system, std::string_view precision);
+
 /// DeepSeek-V3's multi-token prediction and pipeline layout in a Megatron-Bridge run.
 struct BridgePipeline {
   int mtp_layers = 0;

@@ -524,4 +524,12 @@ TEST_CASE("the FP8 weight copies held: a transpose on Hopper only, MXFP8 rowwise
   CHECK(held(h100(), Precision::fp8, true) == 1.0);
   CHECK(held(b200, Precision::fp8, true) == 1.0);
   CHECK(held(b200, Precision::mxfp8, true) == Approx(2 * (1 + 1.0 / 32)).epsilon(1e-12));
+  // NVFP4 weights held in NVFP4 alone (fp4_params): the two copies with their 16x16 scales, no
+  // bf16; FP8 parameters do not make them so, and fp4_params does nothing to an FP8 run.
+  options.software.parameter_transpose_cache = true;
+  const double nvfp4_copies = 2 * (0.5 + 1.0 / 256);
+  CHECK(held(b200, Precision::nvfp4, true) == Approx(2 + nvfp4_copies).epsilon(1e-12));
+  options.software.fp4_params = true;
+  CHECK(held(b200, Precision::nvfp4, false) == Approx(nvfp4_copies).epsilon(1e-12));
+  CHECK(held(b200, Precision::fp8, false) == 3.0);
 }

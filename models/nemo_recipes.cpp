@@ -45,6 +45,12 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
     // reran in v5.0 and v5.1) sets none, Megatron-Core's p2p (v4.1's B200 preview set a2a).
     r.cp_comm_a2a = true;
   }
+  // The 25.09 code's NVFP4 runs (config_common_fp4.sh, which every NVFP4 configuration sources,
+  // NVIDIA's and its partners' reruns in MLPerf Training v5.1: PRE_QUANTIZED_MODEL=True) replace
+  // the frozen base's weights by NVFP4 tensors before training (custom_callbacks.py
+  // _pre_quantize_model: "NVFP4 parameters in GPU memory"; the FP8 copies for the late healing
+  // steps wait in host memory).
+  if (version >= "25.09" && mlperf_lora) r.fp4_params = true;
   if (version != "24.07") return r;
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
   // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs

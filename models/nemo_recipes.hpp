@@ -23,6 +23,8 @@ struct NemoRecipe {
   /// Context parallelism by all-to-all rather than the ring (`cp_comm_type: a2a`,
   /// ParallelPlan::cp_comm).
   bool cp_comm_a2a = false;
+  /// NVFP4 runs hold their weights in NVFP4 alone (SoftwareStack::fp4_params).
+  bool fp4_params = false;
   /// No FP8 parameter transposes kept between micro-batches (`disable_parameter_transpose_cache`,
   /// SoftwareStack::parameter_transpose_cache off).
   bool disable_parameter_transpose_cache = false;

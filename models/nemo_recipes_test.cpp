@@ -99,3 +99,11 @@ TEST_CASE("NVIDIA's MLPerf LoRA code of 2024 caches no FP8 parameter transposes"
   CHECK_FALSE(nemo_recipe("24.09", "Llama-2 70B", "sft", {}).disable_parameter_transpose_cache);
   CHECK_FALSE(nemo_recipe("24.09", "Llama 3 8B", "lora", {}).disable_parameter_transpose_cache);
 }
+
+TEST_CASE("NVIDIA's MLPerf LoRA code of 25.09 holds its NVFP4 base in NVFP4 alone", "[software]") {
+  // config_common_fp4.sh: PRE_QUANTIZED_MODEL=True (custom_callbacks.py _pre_quantize_model).
+  CHECK(nemo_recipe("25.09", "Llama-2 70B", "lora", {}).fp4_params);
+  CHECK_FALSE(nemo_recipe("25.04", "Llama-2 70B", "lora", {}).fp4_params);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama-2 70B", "pretrain", {}).fp4_params);
+  CHECK_FALSE(nemo_recipe("25.09", "Llama 3.1 8B", "lora", {}).fp4_params);
+}

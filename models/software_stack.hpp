@@ -180,6 +180,10 @@ struct SoftwareStack {
   /// Megatron-Core's fp8_param_gather): no bf16 copy beside it; the optimizer's state keeps the
   /// master copy.
   bool fp8_params = false;
+  /// In an NVFP4 run the linear layers' weights are held only in NVFP4, rowwise and columnwise
+  /// copies with their scales, no bf16 copy (Megatron-Core's fp4_param; NVIDIA's MLPerf LoRA
+  /// code of the 25.09 container quantizes its frozen base so in place, PRE_QUANTIZED_MODEL).
+  bool fp4_params = false;
   /// Transformer Engine keeps the transposed FP8 copy of a parameter held in FP8 (fp8_params)
   /// between micro-batches, for the data-gradient GEMMs of GPUs that read FP8 in the TN layout
   /// only (Megatron-Core's `disable_parameter_transpose_cache` off, its default). Off, each

@@ -1489,18 +1489,19 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
   w.grad_bytes = grad_bytes;
   w.optimizer_state_bytes = options.software.optimizer_state_bytes;
   // bf16 weights, plus the low-precision copies Transformer Engine keeps for the forward and the
-  // data gradient (PrecisionRecipe::weight_copy_bytes); only those where the parameters are FP8
-  // themselves (FP8 and MXFP8; NVFP4 weights keep bf16).
+  // data gradient (PrecisionRecipe::weight_copy_bytes); only those where the parameters are held
+  // in that form themselves: FP8 and MXFP8 under fp8_params, NVFP4 under fp4_params.
   const bool fp8_form = recipe.quantizes() && recipe.scaling != ScalingRecipe::nvfp4;
+  const bool low_params = (options.software.fp8_params && fp8_form) ||
+                          (options.software.fp4_params && recipe.scaling == ScalingRecipe::nvfp4);
   // The data-parallel (ZeRO/FSDP) parameter gather moves what the parameters are stored in: with
   // FP8 parameters (fp8_param_gather) a per-tensor-scaled one (transposes()) is gathered as its
   // uint8 data, one byte; an MXFP8 one in bf16 through the buffer it shares with the gradients,
   // then quantized (Megatron-Core core_v0.15.0 distributed_data_parallel.py,
   // param_and_grad_buffer.py).
   w.param_bytes = options.software.fp8_params && recipe.transposes() ? 1.0 : 2.0;
-  w.weight_bytes = options.software.fp8_params && fp8_form
-                       ? recipe.weight_copy_bytes(options.software.parameter_transpose_cache)
-                       : 2.0 + recipe.weight_copy_bytes(true);
+  w.weight_bytes = low_params ? recipe.weight_copy_bytes(options.software.parameter_transpose_cache)
+                              : 2.0 + recipe.weight_copy_bytes(true);
   const Precision lm_precision = Precision::bf16;
   // PyTorch FSDP2 (fully_shard) copies each gathered bucket out of the all-gather buffer into the
   // parameters' own tensors (split_with_sizes_copy) and each bucket's gradients into the
@@ -1731,9 +1732,9 @@ Workload build_workload(const TransformerConfig& model_in, const ParallelPlan& p
     // the others, Megatron's is_first_microbatch), or by the optimizer when it gathers FP8
     // parameters: a per-step cost beside the optimizer's. About four weight tensors per layer
     // (QKV, projection, FC1, FC2; grouped experts quantized as one). A LoRA run's frozen base
-    // held in FP8 alone (fp8_params: built under fp8_model_init) never changes: nothing to cast.
-    const bool frozen_fp8 = lora && options.software.fp8_params;
-    if (sw_weights > 0 && !frozen_fp8) {
+    // held in its low-precision form alone (fp8_params: built under fp8_model_init; fp4_params)
+    // never changes: nothing to cast.
+    if (sw_weights > 0 && !(lora && low_params)) {
       // Without a transpose cache the step's cast makes the rowwise copy alone.
       const bool columnwise = options.software.parameter_transpose_cache;
       const std::vector<QuantKernel> kernels =
