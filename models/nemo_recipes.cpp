@@ -51,6 +51,12 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   // _pre_quantize_model: "NVFP4 parameters in GPU memory"; the FP8 copies for the late healing
   // steps wait in host memory).
   if (version >= "25.09" && mlperf_lora) r.fp4_params = true;
+  // NVIDIA's MLPerf llama31_405b code of the 25.01 container (v5.0's eos-dfw results and
+  // Nebius's in v5.0 and v5.1) sets FP8_PARAMS=True in its config_common.sh, which pretrain.py
+  // passes on as the distributed optimizer's fp8_param_gather: the model's parameters in FP8
+  // alone. The 25.04 code's stack keeps them so already (the nemo-25.04 preset).
+  if (task == "pretrain" && key.starts_with("llama31405b") && version >= "25.01")
+    r.fp8_params = true;
   if (version != "24.07") return r;
   // NVIDIA/NeMo-Framework-Launcher at tag 24.07: every SFT configuration
   // (launcher_scripts/conf/peft/{llama,nemotron,gemma,qwen2}/sft.yaml) runs

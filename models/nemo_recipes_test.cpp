@@ -107,3 +107,10 @@ TEST_CASE("NVIDIA's MLPerf LoRA code of 25.09 holds its NVFP4 base in NVFP4 alon
   CHECK_FALSE(nemo_recipe("25.09", "Llama-2 70B", "pretrain", {}).fp4_params);
   CHECK_FALSE(nemo_recipe("25.09", "Llama 3.1 8B", "lora", {}).fp4_params);
 }
+
+TEST_CASE("NVIDIA's MLPerf Llama 3.1 405B code keeps its parameters in FP8", "[software]") {
+  // The 25.01 code's config_common.sh: FP8_PARAMS=True (fp8_param_gather in pretrain.py).
+  CHECK(nemo_recipe("25.01", "Llama-3.1 405B", "pretrain", {}).fp8_params);
+  CHECK_FALSE(nemo_recipe("24.09", "Llama-3.1 405B", "pretrain", {}).fp8_params);
+  CHECK_FALSE(nemo_recipe("25.01", "Llama-3.1 8B", "pretrain", {}).fp8_params);
+}
