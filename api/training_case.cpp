@@ -122,15 +122,29 @@ models::PositionEncoding case_position(const calibration::CaseModel& m,
   return models::PositionEncoding::rope;
 }
 
+/// The case's precision as a scenario names it: FP4 of unstated flavour is NVFP4, the FP4 training
+/// recipe of Transformer Engine and Megatron-Bridge on Blackwell (MXFP4 is an inference format
+/// there).
+std::string case_precision(const calibration::Case& c) {
+  const std::string precision = c.precision.value_or("bf16");
+  return precision == "fp4" ? "nvfp4" : precision;
+}
+
 }  // namespace
 
 const models::BridgePlanFix* case_plan_fix(const calibration::Case& c) {
   if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version)
     return nullptr;
-  std::string precision = c.precision.value_or("bf16");
-  if (precision == "fp4") precision = "nvfp4";
   return models::bridge_plan_fix(*c.framework->version, c.model ? c.model->name : std::string(),
-                                 c.system, precision);
+                                 c.system, case_precision(c));
+}
+
+int case_offload_layers(const calibration::Case& c) {
+  if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version || !c.model ||
+      !c.parallelism || !c.parallelism->fsdp.value_or(false) || c.parallelism->recompute)
+    return 0;
+  return models::bridge_offload_layers(*c.framework->version, c.model->name, c.system,
+                                       case_precision(c));
 }
 
 nlohmann::json training_case_scenario(const calibration::Case& c) {
@@ -211,10 +225,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
                                 {"balanced_pipeline", true}};
   // Unstated recomputation: what the software preset runs (the scenario reader's default).
   if (p.recompute) parallelism["recompute"] = *p.recompute;
-  // FP4 of unstated flavour: NVFP4, the FP4 training recipe of Transformer Engine and
-  // Megatron-Bridge on Blackwell (MXFP4 is an inference format there).
-  std::string precision = c.precision.value_or("bf16");
-  if (precision == "fp4") precision = "nvfp4";
+  const std::string precision = case_precision(c);
   nlohmann::json training = {
       {"task", c.task.value_or("pretrain")}, {"precision", precision}, {"global_batch", gbs}};
   // The software the source ran picks the stack preset (models/software_stack.cpp); a case
@@ -265,6 +276,10 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
     if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)
       parallelism["ep"] = recipe->expert_parallel;
   }
+  // A dense FSDP run of unstated recomputation kept the activations its release's scripts
+  // offload to host memory; the memory fit adds more only where they do not fit.
+  if (const int offload = case_offload_layers(c); offload > 0)
+    parallelism["offload_layers"] = offload;
   // A row whose release's table misprints its plan ran the plan of the release's scripts.
   if (const models::BridgePlanFix* fix = case_plan_fix(c)) {
     parallelism["tp"] = fix->tp;

@@ -33,6 +33,10 @@ CasePlanSizes case_plan_sizes(const calibration::Case& c);
 /// (models::bridge_plan_fix), or nullptr.
 const models::BridgePlanFix* case_plan_fix(const calibration::Case& c);
 
+/// The layers per chunk a Megatron-Bridge FSDP case of unstated recomputation offloads, as its
+/// release's scripts do (models::bridge_offload_layers); 0 for any other case.
+int case_offload_layers(const calibration::Case& c);
+
 /// The scenario JSON for a training case.
 nlohmann::json training_case_scenario(const calibration::Case& c);
 

@@ -446,6 +446,8 @@ void validate_training(const calibration::Case& c, const ValidationOptions& opti
   } else if (sizes.micro_batch_searched) {
     detail += fmt::format(", micro-batch not stated: searched mb{}", scenario.plan.micro_batch);
   }
+  if (const int offload = case_offload_layers(c); offload > 0 && !fit.changed)
+    detail += fmt::format(", offloads {} layers per chunk as its recipe does", offload);
   if (case_plan_fix(c) != nullptr)
     detail += ", plan of the release's scripts (its table misprints it)";
   // In the order the rows have always been listed.

@@ -315,6 +315,48 @@ const BridgePlanFix* bridge_plan_fix(std::string_view version, std::string_view 
   return nullptr;
 }
 
+namespace {
+
+// Activation offloading in the dense FSDP recipes. 25.09: v0.1.0rc3
+// scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml (GB200: bf16 20, fp8_cs 40)
+// and llama31/llama31_405b_llm_pretrain.yaml (GB200 128 GPUs, fp8_cs at TP 2 with FSDP: 95).
+// 25.11 on: v0.2.0 scripts/performance/configs/llama3/workload_base_configs.py and
+// llama31/workload_base_configs.py, unchanged in llama/llama3_workload_base_configs.py from
+// v0.3.0 through v0.5.0 (Llama 3 70B: GB300 bf16 30, fp8_cs 20; GB200 bf16 20, fp8_cs 40; B200
+// fp8_cs 5; Llama 3.1 405B: GB300 bf16 40, fp8_cs 10; GB200 fp8_cs 92). Megatron-Bridge's FP8
+// is current scaling (fp8_cs), the case format's "fp8".
+struct BridgeOffload {
+  std::string_view version, model, system, precision;
+  int layers;
+};
+constexpr std::array kOffloads{
+    BridgeOffload{"25.09", "llama370b", "gb200-nvl72", "bf16", 20},
+    BridgeOffload{"25.09", "llama370b", "gb200-nvl72", "fp8", 40},
+    BridgeOffload{"25.09", "llama31405b", "gb200-nvl72", "fp8", 95},
+    BridgeOffload{"25.11", "llama370b", "gb300-nvl72", "bf16", 30},
+    BridgeOffload{"25.11", "llama370b", "gb300-nvl72", "fp8", 20},
+    BridgeOffload{"25.11", "llama370b", "gb200-nvl72", "bf16", 20},
+    BridgeOffload{"25.11", "llama370b", "gb200-nvl72", "fp8", 40},
+    BridgeOffload{"25.11", "llama370b", "dgx-b200", "fp8", 5},
+    BridgeOffload{"25.11", "llama31405b", "gb300-nvl72", "bf16", 40},
+    BridgeOffload{"25.11", "llama31405b", "gb300-nvl72", "fp8", 10},
+    BridgeOffload{"25.11", "llama31405b", "gb200-nvl72", "fp8", 92},
+};
+
+}  // namespace
+
+int bridge_offload_layers(std::string_view version, std::string_view model_name,
+                          std::string_view system, std::string_view precision) {
+  const std::string wanted = model_name_key(model_name);
+  const BridgeOffload* best = nullptr;
+  for (const BridgeOffload& o : kOffloads) {
+    if (o.version <= version && o.system == system && o.precision == precision &&
+        wanted.starts_with(o.model) && (best == nullptr || o.version > best->version))
+      best = &o;
+  }
+  return best != nullptr ? best->layers : 0;
+}
+
 // DeepSeek-V3 in Megatron-Bridge. Multi-token prediction: the deepseek_v3 recipe defaults to
 // mtp_num_layers=1 from v0.1.0rc3 through v0.5.0 and no performance script overrides it; only the
 // 25.11 summary's GB200 and GB300 rows are "DeepSeekV3 (w/o MTP)", and their model FLOPs per

@@ -58,6 +58,12 @@ struct BridgePlanFix {
 const BridgePlanFix* bridge_plan_fix(std::string_view version, std::string_view model_name,
                                      std::string_view system, std::string_view precision);
 
+/// The layers per model chunk whose activations a Megatron-Bridge release's performance scripts
+/// keep in host memory (cpu_offloading_num_layers) for a dense model's FSDP run on `system` at
+/// `precision`: the newest release up to `version` that sets it; 0 where none does.
+int bridge_offload_layers(std::string_view version, std::string_view model_name,
+                          std::string_view system, std::string_view precision);
+
 /// DeepSeek-V3's multi-token prediction and pipeline layout in a Megatron-Bridge run.
 struct BridgePipeline {
   int mtp_layers = 0;

@@ -151,3 +151,20 @@ TEST_CASE("Megatron-Bridge recipes of 26.02 through 26.04.01 follow each release
   CHECK(bridge_recipe("26.04", "GPT-OSS 120B", "gb200-nvl72", "bf16")->a2a_overlap);
   CHECK_FALSE(bridge_recipe("26.02.01", "GPT-OSS 120B", "gb200-nvl72", "bf16")->a2a_overlap);
 }
+
+TEST_CASE("Megatron-Bridge's dense FSDP recipes offload the layers their scripts name",
+          "[software]") {
+  // 25.09 yaml: GB200 Llama 3 70B bf16 20, fp8_cs 40; Llama 3.1 405B fp8_cs 95. From 25.11 the
+  // workload configs: GB300 70B fp8_cs 20, bf16 30; B200 fp8_cs 5; 405B GB200 fp8_cs 92.
+  CHECK(bridge_offload_layers("25.09", "Llama-3 70B", "gb200-nvl72", "fp8") == 40);
+  CHECK(bridge_offload_layers("25.09", "Llama-3 70B", "gb200-nvl72", "bf16") == 20);
+  CHECK(bridge_offload_layers("25.09", "Llama-3.1 405B", "gb200-nvl72", "fp8") == 95);
+  CHECK(bridge_offload_layers("25.11", "Llama-3.1 405B", "gb200-nvl72", "fp8") == 92);
+  CHECK(bridge_offload_layers("26.04.01", "Llama-3 70B", "gb300-nvl72", "fp8") == 20);
+  CHECK(bridge_offload_layers("26.04.01", "Llama-3 70B", "gb300-nvl72", "bf16") == 30);
+  CHECK(bridge_offload_layers("25.11", "Llama-3 70B", "dgx-b200", "fp8") == 5);
+  // None before a release sets it, on another system or precision, or for another model.
+  CHECK(bridge_offload_layers("25.09", "Llama-3 70B", "gb300-nvl72", "fp8") == 0);
+  CHECK(bridge_offload_layers("26.04", "Llama-3 70B", "gb300-nvl72", "mxfp8") == 0);
+  CHECK(bridge_offload_layers("26.04", "Llama-3 8B", "dgx-h100", "fp8") == 0);
+}

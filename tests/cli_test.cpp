@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -599,23 +600,40 @@ TEST_CASE("cli: MLPerf v4.1 and v5.0 results run with the step rates their logs 
 TEST_CASE("cli: validate fits every dev training case in memory as its recipe did", "[cli]") {
   FABRICSIM_SKIP_WITHOUT_SHARED_REFERENCE();
   // Published runs ran, so they fit: cases that leave their recomputation unstated get the
-  // fewest layers recomputed or offloaded that fit (Megatron-Bridge's Llama 3 70B GB200 FP8
-  // recipe offloads 40 of 80 layers: cpu_offloading_num_layers; the model needs 40, 41 while its
-  // FSDP shards held FP8 parameters in bf16).
-  const CliResult r = run_fabricsim({"validate", "--cases", shared_case("dev-training.json"),
-                                     "--set", "/simulation/backend=analytical", "--json"});
+  // fewest layers recomputed or offloaded that fit, or, for Megatron-Bridge's dense FSDP runs,
+  // the layers their recipe offloads (cpu_offloading_num_layers).
+  const std::string dev = shared_case("dev-training.json");
+  const CliResult r = run_fabricsim(
+      {"validate", "--cases", dev, "--set", "/simulation/backend=analytical", "--json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(r.out);
+  const std::string gb200 = "mbridge-25.09-pretraining-LLAMA3_70B-DGX-GB200-64-None";
   int fitted = 0;
   for (const nlohmann::json& row : doc.at("rows")) {
     const std::string detail = row.at("detail").get<std::string>();
     INFO(row.at("id").get<std::string>() << ": " << detail);
     CHECK(detail.find("does not fit") == std::string::npos);
-    if (row.at("id") == "mbridge-25.09-pretraining-LLAMA3_70B-DGX-GB200-64-None") {
-      CHECK(detail.find("offloads 40 layers per chunk to fit") != std::string::npos);
-    }
+    if (row.at("id") == gb200)
+      CHECK(detail.find("offloads 40 layers per chunk as its recipe does") != std::string::npos);
     fitted += detail.find("to fit") != std::string::npos;
   }
   CHECK(fitted > 0);
+  // That recipe's 40 of 80 layers (Llama 3 70B, GB200, FP8) is what the memory model needs too:
+  // 39 do not fit.
+  const CliResult printed = run_fabricsim({"validate", "--cases", dev, "--only", gb200, "--set",
+                                           "/simulation/backend=analytical", "--print-scenarios"});
+  REQUIRE(printed.code == 0);
+  nlohmann::json scenario = nlohmann::json::parse(printed.out.substr(printed.out.find('\n') + 1));
+  REQUIRE(scenario["parallelism"]["offload_layers"] == 40);
+  const ScratchDir dir("cli-recipe-offload");
+  for (const int layers : {40, 39}) {
+    scenario["parallelism"]["offload_layers"] = layers;
+    const std::string path = dir.file("scenario.json");
+    std::ofstream(path) << scenario.dump();
+    const CliResult run = run_fabricsim({"run", path, "--json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    CHECK(nlohmann::json::parse(run.out)["memory"]["fits"] == (layers == 40));
+  }
 }
