@@ -803,7 +803,8 @@ constexpr Setting kSettings[] = {
         "in an NVFP4 run the linear layers' weights are kept only in NVFP4, a rowwise and a "
         "columnwise copy with their scales, no bf16 copy beside them (Megatron-Core's "
         "fp4_param; NVIDIA's MLPerf LoRA code pre-quantizes its frozen base so); a LoRA base "
-        "so held is never cast again; no effect in other precisions"),
+        "so held is never cast again; a ZeRO parameter gather still moves bf16 (not "
+        "modelled in NVFP4); no effect in other precisions"),
     software_flag<&SoftwareChoice::parameter_transpose_cache,
                   &models::SoftwareStack::parameter_transpose_cache>(
         "/software/parameter_transpose_cache",
