@@ -122,6 +122,13 @@ models::PositionEncoding case_position(const calibration::CaseModel& m,
   return models::PositionEncoding::rope;
 }
 
+/// The release of a Megatron-Bridge case that names one; nullptr for any other case.
+const std::string* bridge_version(const calibration::Case& c) {
+  if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version)
+    return nullptr;
+  return &*c.framework->version;
+}
+
 /// The case's precision as a scenario names it: FP4 of unstated flavour is NVFP4, the FP4 training
 /// recipe of Transformer Engine and Megatron-Bridge on Blackwell (MXFP4 is an inference format
 /// there).
@@ -133,18 +140,17 @@ std::string case_precision(const calibration::Case& c) {
 }  // namespace
 
 const models::BridgePlanFix* case_plan_fix(const calibration::Case& c) {
-  if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version)
-    return nullptr;
-  return models::bridge_plan_fix(*c.framework->version, c.model ? c.model->name : std::string(),
-                                 c.system, case_precision(c));
+  const std::string* version = bridge_version(c);
+  if (version == nullptr || !c.model) return nullptr;
+  return models::bridge_plan_fix(*version, c.model->name, c.system, case_precision(c));
 }
 
 int case_offload_layers(const calibration::Case& c) {
-  if (!c.framework || c.framework->name != "megatron-bridge" || !c.framework->version || !c.model ||
-      !c.parallelism || !c.parallelism->fsdp.value_or(false) || c.parallelism->recompute)
+  const std::string* version = bridge_version(c);
+  if (version == nullptr || !c.model || !c.parallelism || !c.parallelism->fsdp.value_or(false) ||
+      c.parallelism->recompute)
     return 0;
-  return models::bridge_offload_layers(*c.framework->version, c.model->name, c.system,
-                                       case_precision(c));
+  return models::bridge_offload_layers(*version, c.model->name, c.system, case_precision(c));
 }
 
 nlohmann::json training_case_scenario(const calibration::Case& c) {
@@ -257,10 +263,10 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   // A Megatron-Bridge MoE run also took its performance recipe's CUDA-graph scope, routing,
   // dispatcher and, where the summary misprints it, expert parallelism (models/bridge_recipes),
   // written out here so the scenario states them.
+  const std::string* bridge = bridge_version(c);
   const models::BridgeRecipe* recipe =
-      c.framework && c.framework->name == "megatron-bridge" && c.framework->version && m.moe
-          ? models::bridge_recipe(*c.framework->version, m.name, c.system, precision)
-          : nullptr;
+      bridge != nullptr && m.moe ? models::bridge_recipe(*bridge, m.name, c.system, precision)
+                                 : nullptr;
   if (recipe != nullptr) {
     software["cuda_graphs"] = models::to_string(recipe->cuda_graphs);
     software["cuda_graph_moe_router"] = recipe->graph_moe_router;
@@ -273,7 +279,7 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
       parallelism["recompute_modules"] = std::string(recipe->recompute_modules);
     // A misprint is a fact of one release's table; a later release that falls back on these
     // rows printed its own plan.
-    if (recipe->expert_parallel > 0 && recipe->version == *c.framework->version)
+    if (recipe->expert_parallel > 0 && recipe->version == *bridge)
       parallelism["ep"] = recipe->expert_parallel;
   }
   // A dense FSDP run of unstated recomputation kept the activations its release's scripts
@@ -292,15 +298,16 @@ nlohmann::json training_case_scenario(const calibration::Case& c) {
   // DeepSeek-V3 under Megatron-Bridge also ran its multi-token-prediction module and the
   // pipeline layout its recipe gives the plan; Megatron-Core takes the virtual pipeline size from
   // the layout's stage count.
-  if (c.framework && c.framework->name == "megatron-bridge" && c.framework->version) {
-    const models::BridgePipeline bridge =
-        models::bridge_pipeline(*c.framework->version, m.name, c.system, pp, p.vp.value_or(1));
-    if (bridge.mtp_layers > 0) model["mtp_layers"] = bridge.mtp_layers;
+  if (bridge != nullptr) {
+    const models::BridgePipeline pipeline =
+        models::bridge_pipeline(*bridge, m.name, c.system, pp, p.vp.value_or(1));
+    if (pipeline.mtp_layers > 0) model["mtp_layers"] = pipeline.mtp_layers;
     std::string error;
-    const auto layout =
-        bridge.layout.empty() ? std::nullopt : models::parse_pipeline_layout(bridge.layout, &error);
+    const auto layout = pipeline.layout.empty()
+                            ? std::nullopt
+                            : models::parse_pipeline_layout(pipeline.layout, &error);
     if (layout && layout->stages.size() % pp == 0) {
-      parallelism["pipeline_layout"] = bridge.layout;
+      parallelism["pipeline_layout"] = pipeline.layout;
       parallelism["vp"] = static_cast<int>(layout->stages.size()) / pp;
     }
   }

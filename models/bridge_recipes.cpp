@@ -256,6 +256,19 @@ constexpr std::array kRecipes = {
     fused_2606("gptoss120b", "gb300-nvl72"),
 };
 
+/// The row of `rows` for the newest release up to `version` that `matches` ("YY.MM[.NN]"
+/// compares in time order), the first such row of that release; nullptr when none does.
+template <class Rows, class Match>
+const typename Rows::value_type* newest_up_to(const Rows& rows, std::string_view version,
+                                              Match matches) {
+  const typename Rows::value_type* best = nullptr;
+  for (const auto& r : rows) {
+    if (r.version <= version && matches(r) && (best == nullptr || r.version > best->version))
+      best = &r;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::string model_name_key(std::string_view name) {
@@ -269,19 +282,13 @@ std::string model_name_key(std::string_view name) {
 
 const BridgeRecipe* bridge_recipe(std::string_view version, std::string_view model_name,
                                   std::string_view system, std::string_view precision) {
-  // The newest release up to `version` with a row for the run ("YY.MM[.NN]" compares in time
-  // order); within a release the first match wins: a precision-specific row comes before its
-  // system's catch-all.
+  // Within a release the first match wins: a precision-specific row comes before its system's
+  // catch-all.
   const std::string wanted = model_name_key(model_name);
-  const BridgeRecipe* best = nullptr;
-  for (const BridgeRecipe& r : kRecipes) {
-    if (r.version <= version && r.system == system && wanted.starts_with(r.model) &&
-        (r.precision.empty() || r.precision == precision) &&
-        (best == nullptr || r.version > best->version)) {
-      best = &r;
-    }
-  }
-  return best;
+  return newest_up_to(kRecipes, version, [&](const BridgeRecipe& r) {
+    return r.system == system && wanted.starts_with(r.model) &&
+           (r.precision.empty() || r.precision == precision);
+  });
 }
 
 namespace {
@@ -348,13 +355,10 @@ constexpr std::array kOffloads{
 int bridge_offload_layers(std::string_view version, std::string_view model_name,
                           std::string_view system, std::string_view precision) {
   const std::string wanted = model_name_key(model_name);
-  const BridgeOffload* best = nullptr;
-  for (const BridgeOffload& o : kOffloads) {
-    if (o.version <= version && o.system == system && o.precision == precision &&
-        wanted.starts_with(o.model) && (best == nullptr || o.version > best->version))
-      best = &o;
-  }
-  return best != nullptr ? best->layers : 0;
+  const BridgeOffload* row = newest_up_to(kOffloads, version, [&](const BridgeOffload& o) {
+    return o.system == system && o.precision == precision && wanted.starts_with(o.model);
+  });
+  return row != nullptr ? row->layers : 0;
 }
 
 // DeepSeek-V3 in Megatron-Bridge. Multi-token prediction: the deepseek_v3 recipe defaults to

@@ -13,7 +13,8 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   // NVIDIA's NeMo-based llama2_70b_lora of MLPerf Training v4.0 (NeMo 24.04) and the 24.09 one
   // its partners submitted to v5.0 and v5.1 (Cisco, Krai: pytorch:24.09-py3, NeMo
   // 24.09-alpha.rc0), conf/megatron_gpt_peft_tuning_config.yaml `fp8_params: ${FP8}`, FP8 on.
-  if ((version == "24.04" || version == "24.09") && task == "lora") r.fp8_params = true;
+  const bool nemo_2024 = version == "24.04" || version == "24.09";
+  if (nemo_2024 && task == "lora") r.fp8_params = true;
   const std::string key = model_name_key(model_name);
   const bool mlperf_lora = task == "lora" && key.starts_with("llama270b");
   // NVIDIA's MLPerf llama2_70b_lora code before NeMo 2 ran FP8 attention too (FP8_DPA=1,
@@ -24,15 +25,14 @@ NemoRecipe nemo_recipe(std::string_view version, std::string_view model_name, st
   // h200_ngc24.09 and the partners' reruns in v5.0 and v5.1). A 24.09 run of unstated CP on
   // Hopper is not assumed to run it.
   if (mlperf_lora && version == "24.04") r.fp8_attention = true;
+  if (mlperf_lora && version == "24.09" && (plan.blackwell || plan.cp == 1)) {
+    r.fp8_attention = true;
+  }
   // The same code builds its model with `disable_parameter_transpose_cache: True` (both
   // containers' conf/megatron_gpt_peft_tuning_config.yaml, every submitter's copy in v4.0 and
   // v4.1): the frozen FP8 base keeps no transposed copy on Hopper. NeMo 2's code of 25.04 on
   // passes disable_parameter_transpose_cache=False (v5.0 NVIDIA train.py).
-  if (mlperf_lora && (version == "24.04" || version == "24.09"))
-    r.disable_parameter_transpose_cache = true;
-  if (mlperf_lora && version == "24.09" && (plan.blackwell || plan.cp == 1)) {
-    r.fp8_attention = true;
-  }
+  if (mlperf_lora && nemo_2024) r.disable_parameter_transpose_cache = true;
   // NeMo 2's recipe for Llama 2 70B LoRA at 8,192 tokens, "based on performance optimizations
   // used in NVIDIA's MLPerf submissions" (scripts/performance/llm/mlperf_lora_llama2_70b.py, from
   // v2.3.0, the 25.04 container): FP8 attention forward (fp8_dot_product_attention=1) and backward
